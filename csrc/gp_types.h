@@ -1,0 +1,91 @@
+/* Types shared by the C glue, the CPU backend and the CUDA kernels.
+ *
+ * A primitive is described by a plain struct over the canonical (outer, n, inner) view of a
+ * C-contiguous array: the operation runs along the middle axis of length n, independently for each
+ * of the outer * inner positions.  Sizes are 64-bit everywhere. */
+#ifndef GP_TYPES_H
+#define GP_TYPES_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Element types; the order is the row order of every dtype dispatch table. */
+typedef enum {
+    GP_BOOL, GP_INT8, GP_INT16, GP_INT32, GP_INT64,
+    GP_UINT8, GP_UINT16, GP_UINT32, GP_UINT64,
+    GP_FLOAT16, GP_FLOAT32, GP_FLOAT64,
+    GP_NUM_DTYPES
+} gp_dtype;
+
+typedef enum { GP_SUM, GP_PROD, GP_MIN, GP_MAX, GP_NUM_OPS } gp_op;
+
+/* Reduce along n.  in holds outer*n*inner elements of in_dtype, out receives outer*inner elements of
+ * out_dtype.  Supported (in_dtype, out_dtype) pairs: see gp_reduce_supported(). */
+typedef struct {
+    gp_op op;
+    gp_dtype in_dtype, out_dtype;
+    int64_t outer, n, inner;
+    const void *in;
+    void *out;
+} gp_reduce_desc;
+
+/* Inclusive (or exclusive) prefix sum along n; out has the shape of in. */
+typedef struct {
+    gp_dtype in_dtype, out_dtype;
+    int64_t outer, n, inner;
+    int exclusive;
+    const void *in;
+    void *out;
+} gp_scan_desc;
+
+typedef enum {
+    GP_OK = 0,
+    GP_ERR_NOMEM,   /* out of device or host memory: MemoryError */
+    GP_ERR_INVALID, /* a request the backend does not support: ValueError */
+    GP_ERR_DEVICE   /* any other CUDA failure: RuntimeError */
+} gp_status;
+
+typedef struct {
+    gp_status status;
+    char message[320];
+} gp_error;
+
+/* The accumulator rule, one place for both backends:
+ *  - sum/prod/scan into an integer output: every integer and bool input accumulates in 64-bit
+ *    two's complement, which wraps exactly as NumPy does; out_dtype is GP_INT64 or GP_UINT64 (the
+ *    caller truncates for narrower integer dtypes, which commutes with + and *);
+ *  - into GP_FLOAT64 from any input; into GP_FLOAT32 from float16/float32; into GP_FLOAT16 from
+ *    float16 (accumulated in float32, as NumPy does);
+ *  - min/max: out_dtype == in_dtype. */
+static inline int64_t gp_dtype_size(gp_dtype t)
+{
+    static const int64_t sizes[GP_NUM_DTYPES] = {1, 1, 2, 4, 8, 1, 2, 4, 8, 2, 4, 8};
+    return sizes[t];
+}
+
+static inline int gp_dtype_is_float(gp_dtype t) { return t >= GP_FLOAT16 && t <= GP_FLOAT64; }
+
+static inline int gp_accumulate_supported(gp_dtype in, gp_dtype out)
+{
+    if (out == GP_INT64 || out == GP_UINT64) return !gp_dtype_is_float(in);
+    if (out == GP_FLOAT64) return (int)in >= 0 && (int)in < GP_NUM_DTYPES;
+    if (out == GP_FLOAT32) return in == GP_FLOAT16 || in == GP_FLOAT32;
+    if (out == GP_FLOAT16) return in == GP_FLOAT16;
+    return 0;
+}
+
+static inline int gp_reduce_supported(gp_op op, gp_dtype in, gp_dtype out)
+{
+    if ((int)in < 0 || (int)in >= GP_NUM_DTYPES) return 0;
+    if (op == GP_MIN || op == GP_MAX) return in == out;
+    return (op == GP_SUM || op == GP_PROD) && gp_accumulate_supported(in, out);
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,398 @@
+/* gpuprims._core: the CPython + NumPy glue.
+ *
+ * The Python layer (gpuprims/_api.py) decides the semantics (axes, result dtypes, empty arrays);
+ * this module takes an array and a (outer, n, inner) description, makes the input C-contiguous,
+ * aligned and native-endian, allocates the output, and runs one backend entry point with the GIL
+ * released.  Device index -1 is the CPU backend. */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#define NPY_NO_DEPRECATED_API NPY_1_23_API_VERSION
+#define NPY_TARGET_VERSION NPY_1_23_API_VERSION
+#include <numpy/arrayobject.h>
+
+#include "cpu_backend.h"
+#ifndef GPUPRIMS_NO_CUDA
+#include "gpuprims_cuda.h"
+#endif
+
+#ifndef GPUPRIMS_CUDA_ARCHS
+#define GPUPRIMS_CUDA_ARCHS ""
+#endif
+
+/* NumPy dtype -> gp_dtype by kind and size (so 'l' and 'q' both map to int64); -1 if unsupported. */
+static int gp_dtype_from_descr(PyArray_Descr *descr)
+{
+    const int size = (int)PyDataType_ELSIZE(descr);
+    switch (descr->kind) {
+    case 'b': return size == 1 ? GP_BOOL : -1;
+    case 'i': return size == 1 ? GP_INT8 : size == 2 ? GP_INT16 : size == 4 ? GP_INT32 : size == 8 ? GP_INT64 : -1;
+    case 'u': return size == 1 ? GP_UINT8 : size == 2 ? GP_UINT16 : size == 4 ? GP_UINT32 : size == 8 ? GP_UINT64 : -1;
+    case 'f': return size == 2 ? GP_FLOAT16 : size == 4 ? GP_FLOAT32 : size == 8 ? GP_FLOAT64 : -1;
+    default: return -1;
+    }
+}
+
+static PyObject *raise_backend_error(const gp_error *err)
+{
+    PyObject *type = err->status == GP_ERR_NOMEM     ? PyExc_MemoryError
+                     : err->status == GP_ERR_INVALID ? PyExc_ValueError
+                                                     : PyExc_RuntimeError;
+    PyErr_SetString(type, err->message);
+    return NULL;
+}
+
+/* A C-contiguous, aligned, native-endian array of `obj`'s dtype with outer*n*inner elements. */
+static PyArrayObject *contiguous_input(PyObject *obj, int64_t outer, int64_t n, int64_t inner,
+                                       gp_dtype *dtype)
+{
+    if (!PyArray_Check(obj)) {
+        PyErr_SetString(PyExc_TypeError, "expected a numpy.ndarray");
+        return NULL;
+    }
+    PyArray_Descr *descr = PyArray_DESCR((PyArrayObject *)obj);
+    int code = gp_dtype_from_descr(descr);
+    if (code < 0) {
+        PyErr_Format(PyExc_TypeError, "unsupported dtype %R", (PyObject *)descr);
+        return NULL;
+    }
+    *dtype = (gp_dtype)code;
+    PyArray_Descr *native = PyArray_DescrNewByteorder(descr, NPY_NATIVE);
+    if (native == NULL) return NULL;
+    PyArrayObject *array = (PyArrayObject *)PyArray_FromAny(obj, native, 0, 0, NPY_ARRAY_IN_ARRAY, NULL);
+    if (array == NULL) return NULL;
+    if (outer < 0 || n < 0 || inner < 0 || PyArray_SIZE(array) != outer * n * inner) {
+        Py_DECREF(array);
+        PyErr_SetString(PyExc_ValueError, "array size does not match (outer, n, inner)");
+        return NULL;
+    }
+    return array;
+}
+
+static PyArrayObject *new_output(int typenum, int64_t count, gp_dtype *dtype)
+{
+    PyArray_Descr *descr = PyArray_DescrFromType(typenum);
+    if (descr == NULL) return NULL;
+    int code = gp_dtype_from_descr(descr);
+    if (code < 0) {
+        PyErr_Format(PyExc_TypeError, "unsupported result dtype %R", (PyObject *)descr);
+        Py_DECREF(descr);
+        return NULL;
+    }
+    *dtype = (gp_dtype)code;
+    npy_intp dims[1] = {(npy_intp)count};
+    return (PyArrayObject *)PyArray_SimpleNewFromDescr(1, dims, descr);
+}
+
+#ifdef GPUPRIMS_NO_CUDA
+static int no_cuda(gp_error *err)
+{
+    err->status = GP_ERR_INVALID;
+    snprintf(err->message, sizeof err->message, "gpuprims was built without CUDA support");
+    return -1;
+}
+#endif
+
+static int run_reduce(int device, const gp_reduce_desc *desc, gp_error *err)
+{
+    if (device < 0) return gp_cpu_reduce(desc, err);
+#ifdef GPUPRIMS_NO_CUDA
+    return no_cuda(err);
+#else
+    return gp_cuda_reduce(device, desc, err);
+#endif
+}
+
+static int run_scan(int device, const gp_scan_desc *desc, gp_error *err)
+{
+    if (device < 0) return gp_cpu_scan(desc, err);
+#ifdef GPUPRIMS_NO_CUDA
+    return no_cuda(err);
+#else
+    return gp_cuda_scan(device, desc, err);
+#endif
+}
+
+/* Parsed arguments shared by reduce and scan, and by their timing variants. */
+typedef struct {
+    PyArrayObject *in, *out;
+    gp_dtype in_dtype, out_dtype;
+    int64_t outer, n, inner;
+} prepared_call;
+
+static int prepare(PyObject *array, int out_typenum, int64_t outer, int64_t n, int64_t inner,
+                   int64_t out_count, prepared_call *call)
+{
+    call->in = contiguous_input(array, outer, n, inner, &call->in_dtype);
+    if (call->in == NULL) return -1;
+    call->out = new_output(out_typenum, out_count, &call->out_dtype);
+    if (call->out == NULL) {
+        Py_DECREF(call->in);
+        return -1;
+    }
+    call->outer = outer;
+    call->n = n;
+    call->inner = inner;
+    return 0;
+}
+
+static int reduce_desc_from(const prepared_call *call, int op, gp_reduce_desc *desc)
+{
+    *desc = (gp_reduce_desc){(gp_op)op, call->in_dtype, call->out_dtype, call->outer, call->n,
+                             call->inner, PyArray_DATA(call->in), PyArray_DATA(call->out)};
+    if (op < 0 || op >= GP_NUM_OPS || !gp_reduce_supported(desc->op, desc->in_dtype, desc->out_dtype)) {
+        PyErr_SetString(PyExc_ValueError, "unsupported reduction or dtype pair");
+        return -1;
+    }
+    return 0;
+}
+
+static int scan_desc_from(const prepared_call *call, int exclusive, gp_scan_desc *desc)
+{
+    *desc = (gp_scan_desc){call->in_dtype, call->out_dtype, call->outer, call->n, call->inner,
+                           exclusive, PyArray_DATA(call->in), PyArray_DATA(call->out)};
+    if (!gp_accumulate_supported(desc->in_dtype, desc->out_dtype)) {
+        PyErr_SetString(PyExc_ValueError, "unsupported scan dtype pair");
+        return -1;
+    }
+    return 0;
+}
+
+PyDoc_STRVAR(reduce_doc, "reduce(array, op, out_typenum, outer, n, inner, device) -> 1-D array\n\n"
+                         "Reduce along n of the (outer, n, inner) view; device -1 is the CPU.");
+
+static PyObject *core_reduce(PyObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *array;
+    int op, out_typenum, device;
+    long long outer, n, inner;
+    if (!PyArg_ParseTuple(args, "OiiLLLi", &array, &op, &out_typenum, &outer, &n, &inner, &device))
+        return NULL;
+    prepared_call call;
+    if (prepare(array, out_typenum, outer, n, inner, outer * inner, &call)) return NULL;
+    gp_reduce_desc desc;
+    gp_error err = {GP_OK, ""};
+    int status = reduce_desc_from(&call, op, &desc);
+    if (status == 0 && outer * n * inner > 0) {
+        Py_BEGIN_ALLOW_THREADS
+        status = run_reduce(device, &desc, &err);
+        Py_END_ALLOW_THREADS
+        if (status) raise_backend_error(&err);
+    }
+    Py_DECREF(call.in);
+    if (status) {
+        Py_DECREF(call.out);
+        return NULL;
+    }
+    return (PyObject *)call.out;
+}
+
+PyDoc_STRVAR(scan_doc, "scan(array, out_typenum, outer, n, inner, exclusive, device) -> 1-D array\n\n"
+                       "Prefix sum along n of the (outer, n, inner) view; device -1 is the CPU.");
+
+static PyObject *core_scan(PyObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *array;
+    int out_typenum, exclusive, device;
+    long long outer, n, inner;
+    if (!PyArg_ParseTuple(args, "OiLLLpi", &array, &out_typenum, &outer, &n, &inner, &exclusive, &device))
+        return NULL;
+    prepared_call call;
+    if (prepare(array, out_typenum, outer, n, inner, outer * n * inner, &call)) return NULL;
+    gp_scan_desc desc;
+    gp_error err = {GP_OK, ""};
+    int status = scan_desc_from(&call, exclusive, &desc);
+    if (status == 0 && outer * n * inner > 0) {
+        Py_BEGIN_ALLOW_THREADS
+        status = run_scan(device, &desc, &err);
+        Py_END_ALLOW_THREADS
+        if (status) raise_backend_error(&err);
+    }
+    Py_DECREF(call.in);
+    if (status) {
+        Py_DECREF(call.out);
+        return NULL;
+    }
+    return (PyObject *)call.out;
+}
+
+PyDoc_STRVAR(cuda_device_count_doc, "cuda_device_count() -> (count, reason)\n\n"
+                                    "reason says why no device is usable when count is 0.");
+
+static PyObject *core_cuda_device_count(PyObject *self, PyObject *noargs)
+{
+    (void)self;
+    (void)noargs;
+    gp_error err = {GP_OK, ""};
+    int count = 0;
+#ifdef GPUPRIMS_NO_CUDA
+    no_cuda(&err);
+#else
+    Py_BEGIN_ALLOW_THREADS
+    count = gp_cuda_device_count(&err);
+    Py_END_ALLOW_THREADS
+#endif
+    if (count > 0) return Py_BuildValue("(iO)", count, Py_None);
+    return Py_BuildValue("(is)", 0, err.message);
+}
+
+PyDoc_STRVAR(cuda_device_properties_doc, "cuda_device_properties(index) -> dict");
+
+static PyObject *core_cuda_device_properties(PyObject *self, PyObject *args)
+{
+    (void)self;
+    int device;
+    if (!PyArg_ParseTuple(args, "i", &device)) return NULL;
+#ifdef GPUPRIMS_NO_CUDA
+    gp_error err = {GP_OK, ""};
+    no_cuda(&err);
+    return raise_backend_error(&err);
+#else
+    gp_cuda_device_props props;
+    gp_error err = {GP_OK, ""};
+    int status;
+    Py_BEGIN_ALLOW_THREADS
+    status = gp_cuda_device_props_get(device, &props, &err);
+    Py_END_ALLOW_THREADS
+    if (status) return raise_backend_error(&err);
+    return Py_BuildValue("{s:i,s:s,s:(ii),s:n,s:i,s:i,s:i}", "index", device, "name", props.name,
+                         "compute_capability", props.major, props.minor, "total_memory",
+                         (Py_ssize_t)props.total_memory, "multiprocessors", props.multiprocessors,
+                         "driver_version", props.driver_version, "runtime_version",
+                         props.runtime_version);
+#endif
+}
+
+PyDoc_STRVAR(build_info_doc, "build_info() -> dict describing how the extension was built.");
+
+static PyObject *core_build_info(PyObject *self, PyObject *noargs)
+{
+    (void)self;
+    (void)noargs;
+#ifdef GPUPRIMS_NO_CUDA
+    return Py_BuildValue("{s:O,s:O,s:O}", "cuda", Py_False, "cuda_version", Py_None, "archs", Py_None);
+#else
+    const int version = gp_cuda_compiled_runtime_version();
+    return Py_BuildValue("{s:O,s:N,s:s}", "cuda", Py_True, "cuda_version",
+                         PyUnicode_FromFormat("%d.%d", version / 1000, (version % 1000) / 10),
+                         "archs", GPUPRIMS_CUDA_ARCHS);
+#endif
+}
+
+PyDoc_STRVAR(time_kernel_doc,
+             "time_kernel(kind, array, op, out_typenum, outer, n, inner, exclusive, device, repeats)\n"
+             "-> list of milliseconds\n\n"
+             "Times the device work of a reduce (kind 'reduce') or scan (kind 'scan') with CUDA events,\n"
+             "the input uploaded once beforehand.");
+
+static PyObject *core_time_kernel(PyObject *self, PyObject *args)
+{
+    (void)self;
+    const char *kind;
+    PyObject *array;
+    int op, out_typenum, exclusive, device, repeats;
+    long long outer, n, inner;
+    if (!PyArg_ParseTuple(args, "sOiiLLLpii", &kind, &array, &op, &out_typenum, &outer, &n, &inner,
+                          &exclusive, &device, &repeats))
+        return NULL;
+    const int is_scan = strcmp(kind, "scan") == 0;
+    if ((!is_scan && strcmp(kind, "reduce") != 0) || repeats < 1 || device < 0 || outer * n * inner < 1) {
+        PyErr_SetString(PyExc_ValueError, "time_kernel: bad kind, repeats, device or empty array");
+        return NULL;
+    }
+#ifdef GPUPRIMS_NO_CUDA
+    (void)array, (void)op, (void)out_typenum, (void)exclusive;
+    gp_error err = {GP_OK, ""};
+    no_cuda(&err);
+    return raise_backend_error(&err);
+#else
+    prepared_call call;
+    if (prepare(array, out_typenum, outer, n, inner, is_scan ? outer * n * inner : outer * inner, &call))
+        return NULL;
+    float *ms = PyMem_Calloc((size_t)repeats, sizeof(float));
+    gp_error err = {GP_OK, ""};
+    gp_reduce_desc reduce_desc;
+    gp_scan_desc scan_desc;
+    int status = ms == NULL ? (PyErr_NoMemory(), -1)
+                 : is_scan  ? scan_desc_from(&call, exclusive, &scan_desc)
+                            : reduce_desc_from(&call, op, &reduce_desc);
+    if (status == 0) {
+        Py_BEGIN_ALLOW_THREADS
+        status = is_scan ? gp_cuda_time_scan(device, &scan_desc, repeats, ms, &err)
+                         : gp_cuda_time_reduce(device, &reduce_desc, repeats, ms, &err);
+        Py_END_ALLOW_THREADS
+        if (status) raise_backend_error(&err);
+    }
+    PyObject *result = NULL;
+    if (status == 0) {
+        result = PyList_New(repeats);
+        for (int r = 0; result != NULL && r < repeats; ++r)
+            PyList_SET_ITEM(result, r, PyFloat_FromDouble(ms[r]));
+    }
+    PyMem_Free(ms);
+    Py_DECREF(call.in);
+    Py_DECREF(call.out);
+    return result;
+#endif
+}
+
+PyDoc_STRVAR(time_memcpy_doc, "time_memcpy(nbytes, device, repeats) -> list of milliseconds for a\n"
+                              "device-to-device copy of nbytes.");
+
+static PyObject *core_time_memcpy(PyObject *self, PyObject *args)
+{
+    (void)self;
+    long long nbytes;
+    int device, repeats;
+    if (!PyArg_ParseTuple(args, "Lii", &nbytes, &device, &repeats)) return NULL;
+    if (nbytes < 1 || repeats < 1 || device < 0) {
+        PyErr_SetString(PyExc_ValueError, "time_memcpy: nbytes, repeats and device must be positive");
+        return NULL;
+    }
+#ifdef GPUPRIMS_NO_CUDA
+    gp_error err = {GP_OK, ""};
+    no_cuda(&err);
+    return raise_backend_error(&err);
+#else
+    float *ms = PyMem_Calloc((size_t)repeats, sizeof(float));
+    if (ms == NULL) return PyErr_NoMemory();
+    gp_error err = {GP_OK, ""};
+    int status;
+    Py_BEGIN_ALLOW_THREADS
+    status = gp_cuda_time_memcpy(device, (size_t)nbytes, repeats, ms, &err);
+    Py_END_ALLOW_THREADS
+    PyObject *result = NULL;
+    if (status) {
+        raise_backend_error(&err);
+    } else {
+        result = PyList_New(repeats);
+        for (int r = 0; result != NULL && r < repeats; ++r)
+            PyList_SET_ITEM(result, r, PyFloat_FromDouble(ms[r]));
+    }
+    PyMem_Free(ms);
+    return result;
+#endif
+}
+
+static PyMethodDef core_methods[] = {
+    {"reduce", core_reduce, METH_VARARGS, reduce_doc},
+    {"scan", core_scan, METH_VARARGS, scan_doc},
+    {"cuda_device_count", core_cuda_device_count, METH_NOARGS, cuda_device_count_doc},
+    {"cuda_device_properties", core_cuda_device_properties, METH_VARARGS, cuda_device_properties_doc},
+    {"build_info", core_build_info, METH_NOARGS, build_info_doc},
+    {"time_kernel", core_time_kernel, METH_VARARGS, time_kernel_doc},
+    {"time_memcpy", core_time_memcpy, METH_VARARGS, time_memcpy_doc},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef core_module = {
+    PyModuleDef_HEAD_INIT, "gpuprims._core", "gpuprims' compiled core (internal).", -1, core_methods,
+    NULL, NULL, NULL, NULL,
+};
+
+PyMODINIT_FUNC PyInit__core(void)
+{
+    import_array();
+    return PyModule_Create(&core_module);
+}

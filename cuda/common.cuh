@@ -1,0 +1,140 @@
+// Element types, accumulator types, reduction operators and the one dtype dispatch table of the
+// CUDA backend.
+#pragma once
+
+#include <cuda_fp16.h>
+#include <cuda/std/limits>
+#include <cuda/std/type_traits>
+#include <cstdint>
+
+#include "gp_types.h"
+#include "runtime.cuh"
+
+namespace gp {
+
+template <class T> struct type_tag { using type = T; };
+
+// The dtype dispatch table: calls f(type_tag<T>{}) with the C++ type that stores `dtype`.
+template <class F> int dispatch_dtype(gp_dtype dtype, gp_error *err, F &&f)
+{
+    switch (dtype) {
+    case GP_BOOL: return f(type_tag<bool>{});
+    case GP_INT8: return f(type_tag<int8_t>{});
+    case GP_INT16: return f(type_tag<int16_t>{});
+    case GP_INT32: return f(type_tag<int32_t>{});
+    case GP_INT64: return f(type_tag<int64_t>{});
+    case GP_UINT8: return f(type_tag<uint8_t>{});
+    case GP_UINT16: return f(type_tag<uint16_t>{});
+    case GP_UINT32: return f(type_tag<uint32_t>{});
+    case GP_UINT64: return f(type_tag<uint64_t>{});
+    case GP_FLOAT16: return f(type_tag<__half>{});
+    case GP_FLOAT32: return f(type_tag<float>{});
+    case GP_FLOAT64: return f(type_tag<double>{});
+    default: return fail(err, GP_ERR_INVALID, "unsupported dtype");
+    }
+}
+
+template <class T> constexpr bool is_float_v =
+    cuda::std::is_same_v<T, __half> || cuda::std::is_floating_point_v<T>;
+
+// Sum, product and scan: calls f(type_tag<Acc>{}, type_tag<Out>{}) for an output dtype, following
+// the accumulator rule in gp_types.h.  Integer outputs accumulate in uint64_t (two's complement
+// wrap-around for signed and unsigned alike); float16 outputs accumulate in float.  Only pairs the
+// rule allows are instantiated.
+template <class In, class F> int dispatch_accumulator(gp_dtype out, gp_error *err, F &&f)
+{
+    switch (out) {
+    case GP_INT64:
+    case GP_UINT64:
+        if constexpr (!is_float_v<In>) return f(type_tag<uint64_t>{}, type_tag<uint64_t>{});
+        break;
+    case GP_FLOAT64: return f(type_tag<double>{}, type_tag<double>{});
+    case GP_FLOAT32:
+        if constexpr (cuda::std::is_same_v<In, __half> || cuda::std::is_same_v<In, float>)
+            return f(type_tag<float>{}, type_tag<float>{});
+        break;
+    case GP_FLOAT16:
+        if constexpr (cuda::std::is_same_v<In, __half>) return f(type_tag<float>{}, type_tag<__half>{});
+        break;
+    default: break;
+    }
+    return fail(err, GP_ERR_INVALID, "unsupported accumulator dtype for this input");
+}
+
+// Min/max compare in a type at least 32 bits wide (warp shuffles move 32- or 64-bit words).
+template <class In> struct minmax_accumulator { using type = In; };
+template <> struct minmax_accumulator<bool> { using type = uint32_t; };
+template <> struct minmax_accumulator<int8_t> { using type = int32_t; };
+template <> struct minmax_accumulator<int16_t> { using type = int32_t; };
+template <> struct minmax_accumulator<uint8_t> { using type = uint32_t; };
+template <> struct minmax_accumulator<uint16_t> { using type = uint32_t; };
+template <> struct minmax_accumulator<__half> { using type = float; };
+
+// Value conversion between storage and accumulator types.  Signed integers widen to uint64_t by
+// sign extension, so uint64_t arithmetic wraps exactly like int64 arithmetic.
+template <class To, class From> __device__ __forceinline__ To convert(From x)
+{
+    if constexpr (cuda::std::is_same_v<From, To>) {
+        return x;
+    } else if constexpr (cuda::std::is_same_v<From, __half>) {
+        return convert<To>(__half2float(x));
+    } else if constexpr (cuda::std::is_same_v<To, __half>) {
+        return __float2half_rn(static_cast<float>(x));
+    } else if constexpr (cuda::std::is_same_v<To, uint64_t> && cuda::std::is_signed_v<From> &&
+                         cuda::std::is_integral_v<From>) {
+        return static_cast<uint64_t>(static_cast<int64_t>(x));
+    } else {
+        return static_cast<To>(x);
+    }
+}
+
+template <class T> __device__ __forceinline__ bool is_nan(T x)
+{
+    if constexpr (cuda::std::is_floating_point_v<T>) return x != x;
+    else return false;
+}
+
+struct SumOp {
+    template <class T> static __device__ __forceinline__ T identity() { return T(0); }
+    template <class T> __device__ __forceinline__ T operator()(T a, T b) const { return a + b; }
+};
+
+struct ProdOp {
+    template <class T> static __device__ __forceinline__ T identity() { return T(1); }
+    template <class T> __device__ __forceinline__ T operator()(T a, T b) const { return a * b; }
+};
+
+// NaN wins, as in numpy.minimum/maximum; the identity is +inf/-inf or the type's extreme value.
+struct MinOp {
+    template <class T> static __device__ __forceinline__ T identity()
+    {
+        if constexpr (cuda::std::is_floating_point_v<T>) return cuda::std::numeric_limits<T>::infinity();
+        else return cuda::std::numeric_limits<T>::max();
+    }
+    template <class T> __device__ __forceinline__ T operator()(T a, T b) const
+    {
+        return (is_nan(a) || a < b) ? a : b;
+    }
+};
+
+struct MaxOp {
+    template <class T> static __device__ __forceinline__ T identity()
+    {
+        if constexpr (cuda::std::is_floating_point_v<T>) return -cuda::std::numeric_limits<T>::infinity();
+        else return cuda::std::numeric_limits<T>::lowest();
+    }
+    template <class T> __device__ __forceinline__ T operator()(T a, T b) const
+    {
+        return (is_nan(a) || a > b) ? a : b;
+    }
+};
+
+// 16-byte vector of T for wide loads.
+template <class T> struct alignas(16) Vec16 {
+    static constexpr int size = 16 / sizeof(T);
+    T v[size];
+};
+
+__host__ __device__ constexpr int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+}  // namespace gp

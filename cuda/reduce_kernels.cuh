@@ -1,0 +1,160 @@
+// Reduction kernels over the canonical (outer, n, inner) view.  Shared by reduce.cu and scan.cu
+// (the column scan uses reduce_columns_kernel for its per-chunk totals).
+#pragma once
+
+#include "collectives.cuh"
+
+namespace gp {
+
+// Tuning constants of the reduction kernels.
+struct ReduceTuning {
+    static constexpr int threads = 256;          // block size of every reduction kernel
+    static constexpr int unroll = 4;             // 16-byte loads in flight per thread
+    static constexpr int blocks_per_sm = 8;      // full-occupancy grid for long rows
+    static constexpr int64_t warp_rows_max_n = 2048;  // rows up to this length: a (sub)warp per row
+    static constexpr int64_t min_column_chunk = 64;   // fewest rows a column chunk reduces
+};
+
+// One thread's share of row[begin, end): threads stride over 16-byte vectors between a scalar head
+// (up to the first 16-byte boundary) and a scalar tail.  Each vector lane keeps its own
+// accumulator, which gives independent add chains and shorter float rounding chains.
+template <int Threads, class Acc, class Op, class In>
+__device__ Acc thread_reduce_range(const In *row, int64_t begin, int64_t end, Op op)
+{
+    using Vec = Vec16<In>;
+    constexpr int width = Vec::size;
+    constexpr int unroll = ReduceTuning::unroll;
+    const int tid = threadIdx.x;
+    Acc acc[width];
+#pragma unroll
+    for (int j = 0; j < width; ++j) acc[j] = Op::template identity<Acc>();
+
+    const uintptr_t address = reinterpret_cast<uintptr_t>(row + begin);
+    int64_t head = static_cast<int64_t>(((16 - address % 16) % 16) / sizeof(In));
+    if (head > end - begin) head = end - begin;
+    const int64_t body_begin = begin + head;
+    const int64_t vectors = (end - body_begin) / width;
+    const Vec *body = reinterpret_cast<const Vec *>(row + body_begin);
+
+    if (tid < head) acc[0] = op(acc[0], convert<Acc>(row[begin + tid]));
+
+    int64_t v = tid;
+    for (; v + (unroll - 1) * Threads < vectors; v += unroll * Threads) {
+        Vec loaded[unroll];
+#pragma unroll
+        for (int u = 0; u < unroll; ++u) loaded[u] = body[v + u * Threads];
+#pragma unroll
+        for (int u = 0; u < unroll; ++u)
+#pragma unroll
+            for (int j = 0; j < width; ++j) acc[j] = op(acc[j], convert<Acc>(loaded[u].v[j]));
+    }
+    for (; v < vectors; v += Threads) {
+        Vec loaded = body[v];
+#pragma unroll
+        for (int j = 0; j < width; ++j) acc[j] = op(acc[j], convert<Acc>(loaded.v[j]));
+    }
+    for (int64_t i = body_begin + vectors * width + tid; i < end; i += Threads)
+        acc[0] = op(acc[0], convert<Acc>(row[i]));
+
+#pragma unroll
+    for (int j = 1; j < width; ++j) acc[0] = op(acc[0], acc[j]);
+    return acc[0];
+}
+
+// Long rows (inner == 1): gridDim.x blocks share each row, each reducing one contiguous chunk;
+// gridDim.y walks the rows.  Writes out[row * gridDim.x + blockIdx.x]: the result when one block
+// covers a row, else a partial that a second launch over the partials reduces.
+template <class Op, class In, class Acc, class Out>
+__global__ void __launch_bounds__(ReduceTuning::threads)
+reduce_rows_kernel(const In *in, Out *out, int64_t rows, int64_t n, int64_t chunk)
+{
+    constexpr int threads = ReduceTuning::threads;
+    __shared__ Acc scratch[threads / warp_threads];
+    const Op op;
+    const int64_t begin = blockIdx.x * chunk;
+    const int64_t end = begin + chunk < n ? begin + chunk : n;
+    for (int64_t row = blockIdx.y; row < rows; row += gridDim.y) {
+        Acc acc = thread_reduce_range<threads, Acc>(in + row * n, begin, end, op);
+        acc = block_reduce<threads>(acc, op, scratch);
+        if (threadIdx.x == 0) out[row * gridDim.x + blockIdx.x] = convert<Out>(acc);
+    }
+}
+
+// Short rows (inner == 1): a logical warp of `width` lanes per row, several rows per warp when
+// rows are shorter than 32; loads are coalesced across the logical warp.
+template <class Op, class In, class Acc, class Out>
+__global__ void __launch_bounds__(ReduceTuning::threads)
+reduce_short_rows_kernel(const In *in, Out *out, int64_t rows, int64_t n, int width)
+{
+    const Op op;
+    const int lane = threadIdx.x % width;
+    const int64_t groups = static_cast<int64_t>(gridDim.x) * blockDim.x / width;
+    // Every lane of a warp runs the same number of iterations, so the shuffles stay converged.
+    const int64_t warp_first_group = (static_cast<int64_t>(blockIdx.x) * blockDim.x +
+                                      threadIdx.x / warp_threads * warp_threads) / width;
+    const int64_t group_in_warp = (threadIdx.x % warp_threads) / width;
+    for (int64_t base = warp_first_group; base < rows; base += groups) {
+        const int64_t row = base + group_in_warp;
+        Acc acc = Op::template identity<Acc>();
+        if (row < rows)
+            for (int64_t i = lane; i < n; i += width) acc = op(acc, convert<Acc>(in[row * n + i]));
+        acc = warp_reduce(acc, op, width);
+        if (row < rows && lane == 0) out[row] = convert<Out>(acc);
+    }
+}
+
+// inner > 1: one thread per (outer, inner) column walks its chunk of n with stride `inner`, so a
+// warp reads consecutive addresses.  gridDim.y splits n into chunks when there are too few columns
+// to fill the GPU; out is then [outer][chunks][inner] partials.
+template <class Op, class In, class Acc, class Out>
+__global__ void __launch_bounds__(ReduceTuning::threads)
+reduce_columns_kernel(const In *in, Out *out, int64_t outer, int64_t n, int64_t inner, int64_t chunk)
+{
+    const Op op;
+    const int64_t columns = outer * inner;
+    const int64_t chunks = gridDim.y;
+    const int64_t begin = blockIdx.y * chunk;
+    const int64_t end = begin + chunk < n ? begin + chunk : n;
+    for (int64_t column = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+         column < columns; column += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+        const int64_t o = column / inner, i = column - o * inner;
+        const In *p = in + o * n * inner + i;
+        Acc acc[4] = {Op::template identity<Acc>(), Op::template identity<Acc>(),
+                      Op::template identity<Acc>(), Op::template identity<Acc>()};
+        int64_t k = begin;
+        for (; k + 3 < end; k += 4)
+#pragma unroll
+            for (int u = 0; u < 4; ++u) acc[u] = op(acc[u], convert<Acc>(p[(k + u) * inner]));
+        for (; k < end; ++k) acc[0] = op(acc[0], convert<Acc>(p[k * inner]));
+        acc[0] = op(op(acc[0], acc[1]), op(acc[2], acc[3]));
+        out[(o * chunks + blockIdx.y) * inner + i] = convert<Out>(acc[0]);
+    }
+}
+
+// Launch geometry for reduce_columns_kernel: enough chunks along n that outer*inner*chunks threads
+// fill the device.
+struct ColumnGrid {
+    dim3 grid;
+    int64_t chunk, chunks;
+};
+
+inline ColumnGrid column_grid(int device, int64_t outer, int64_t n, int64_t inner)
+{
+    const int64_t columns = outer * inner;
+    const int64_t want_threads = static_cast<int64_t>(multiprocessor_count(device)) * 2048;
+    int64_t chunks = 1;
+    if (columns < want_threads) {
+        chunks = ceil_div(want_threads, columns);
+        const int64_t max_chunks = ceil_div(n, ReduceTuning::min_column_chunk);
+        if (chunks > max_chunks) chunks = max_chunks;
+        if (chunks > 65535) chunks = 65535;
+        if (chunks < 1) chunks = 1;
+    }
+    const int64_t chunk = ceil_div(n, chunks);
+    chunks = ceil_div(n, chunk);
+    int64_t blocks = ceil_div(columns, ReduceTuning::threads);
+    if (blocks > 1 << 20) blocks = 1 << 20;
+    return {dim3(static_cast<unsigned>(blocks), static_cast<unsigned>(chunks)), chunk, chunks};
+}
+
+}  // namespace gp

@@ -1,0 +1,369 @@
+// Prefix sums along the middle axis of (outer, n, inner).
+//   inner == 1, long rows:  scan_tiles_kernel, a single pass with decoupled look-back (Merrill &
+//                           Garland): each tile publishes its aggregate, then its inclusive prefix;
+//                           a tile's first warp looks back over 32 predecessors at a time.  Every
+//                           row is a run of tiles; look-back stops at the row's first tile;
+//   inner == 1, short rows: scan_short_rows_kernel, a logical warp per row;
+//   inner > 1:              scan_columns_kernel, a thread per column; when columns are few, n is
+//                           cut into chunks whose totals (reduce_columns_kernel) are scanned first.
+#include <cuda/atomic>
+
+#include "gpuprims_cuda.h"
+#include "reduce_kernels.cuh"
+
+namespace gp {
+
+// Tuning constants of the scan kernels.
+struct ScanTuning {
+    static constexpr int threads = 256;  // tile kernel block size
+    template <class In> static constexpr int items = sizeof(In) >= 8 ? 8 : 16;  // per thread
+    static constexpr int short_row_items = 4;  // consecutive items per lane in the short-row kernel
+    static constexpr unsigned look_back_sleep_ns = 32;  // first back-off while a predecessor runs
+};
+
+enum : uint32_t { tile_invalid = 0, tile_aggregate = 1, tile_prefix = 2 };
+
+// Per-tile status of one single-pass scan.  A flag is written with release semantics after its
+// value; aggregate and inclusive prefix live in separate arrays so a reader that saw a flag reads
+// the value that flag announced.
+template <class Acc> struct TileState {
+    unsigned long long *next_tile;  // dynamic tile order: tiles start in index order
+    uint32_t *flags;
+    Acc *aggregate;
+    Acc *inclusive;
+
+    __device__ void publish(int64_t tile, uint32_t flag, Acc value) const
+    {
+        Acc *slot = flag == tile_prefix ? inclusive + tile : aggregate + tile;
+        cuda::atomic_ref<Acc, cuda::thread_scope_device>(*slot).store(value, cuda::memory_order_relaxed);
+        cuda::atomic_ref<uint32_t, cuda::thread_scope_device>(flags[tile]).store(
+            flag, cuda::memory_order_release);
+    }
+
+    __device__ uint32_t wait_flag(int64_t tile) const
+    {
+        cuda::atomic_ref<uint32_t, cuda::thread_scope_device> flag(flags[tile]);
+        unsigned sleep_ns = ScanTuning::look_back_sleep_ns;
+        uint32_t value;
+        while ((value = flag.load(cuda::memory_order_acquire)) == tile_invalid) {
+            __nanosleep(sleep_ns);
+            if (sleep_ns < 1024) sleep_ns *= 2;
+        }
+        return value;
+    }
+
+    __device__ Acc value(int64_t tile, uint32_t flag) const
+    {
+        Acc *slot = flag == tile_prefix ? inclusive + tile : aggregate + tile;
+        return cuda::atomic_ref<Acc, cuda::thread_scope_device>(*slot).load(cuda::memory_order_relaxed);
+    }
+};
+
+// Run by the first warp of tile `tile`, the `t`-th tile of its row (t >= 1).  Publishes the tile's
+// aggregate, combines predecessors' values 32 at a time back to the nearest inclusive prefix, then
+// publishes this tile's inclusive prefix.  Returns the exclusive prefix of the tile.
+template <class Op, class Acc>
+__device__ Acc look_back(const TileState<Acc> &state, int64_t tile, int64_t t, Acc block_total, Op op)
+{
+    const int lane = threadIdx.x % warp_threads;
+    if (lane == 0) state.publish(tile, tile_aggregate, block_total);
+    const int64_t row_first = tile - t;
+    Acc exclusive = Op::template identity<Acc>();
+    for (int64_t window_end = tile - 1;; window_end -= warp_threads) {
+        const int64_t predecessor = window_end - lane;  // lane 0 is the nearest
+        uint32_t flag = tile_prefix;                    // before the row: an empty prefix
+        Acc value = Op::template identity<Acc>();
+        if (predecessor >= row_first) {
+            flag = state.wait_flag(predecessor);
+            value = state.value(predecessor, flag);
+        }
+        const unsigned prefix_lanes = __ballot_sync(full_mask, flag == tile_prefix);
+        const int last_lane = prefix_lanes ? __ffs(prefix_lanes) - 1 : warp_threads - 1;
+        if (lane > last_lane) value = Op::template identity<Acc>();
+        exclusive = op(warp_reduce(value, op), exclusive);
+        if (prefix_lanes) break;
+    }
+    if (lane == 0) state.publish(tile, tile_prefix, op(exclusive, block_total));
+    return exclusive;
+}
+
+// Thread-blocked tile load: thread k holds items [k*Items, (k+1)*Items) of the tile, with 16-byte
+// loads when the tile is full and aligned; missing items are the identity.
+template <int Threads, int Items, class Op, class In, class Acc>
+__device__ void load_blocked(const In *src, int64_t valid, Acc (&values)[Items])
+{
+    const int64_t first = static_cast<int64_t>(threadIdx.x) * Items;
+    if (valid == Threads * Items && reinterpret_cast<uintptr_t>(src) % 16 == 0) {
+        using Vec = Vec16<In>;
+        static_assert(Items % Vec::size == 0, "items per thread must fill whole vectors");
+        const Vec *vectors = reinterpret_cast<const Vec *>(src + first);
+#pragma unroll
+        for (int v = 0; v < Items / Vec::size; ++v) {
+            const Vec loaded = vectors[v];
+#pragma unroll
+            for (int j = 0; j < Vec::size; ++j) values[v * Vec::size + j] = convert<Acc>(loaded.v[j]);
+        }
+    } else {
+#pragma unroll
+        for (int i = 0; i < Items; ++i)
+            values[i] = first + i < valid ? convert<Acc>(src[first + i]) : Op::template identity<Acc>();
+    }
+}
+
+template <int Threads, int Items, class Out>
+__device__ void store_blocked(Out *dst, int64_t valid, const Out (&values)[Items])
+{
+    const int64_t first = static_cast<int64_t>(threadIdx.x) * Items;
+    using Vec = Vec16<Out>;
+    if constexpr (Items % Vec::size == 0) {
+        if (valid == Threads * Items && reinterpret_cast<uintptr_t>(dst) % 16 == 0) {
+            Vec *vectors = reinterpret_cast<Vec *>(dst + first);
+#pragma unroll
+            for (int v = 0; v < Items / Vec::size; ++v) {
+                Vec packed;
+#pragma unroll
+                for (int j = 0; j < Vec::size; ++j) packed.v[j] = values[v * Vec::size + j];
+                vectors[v] = packed;
+            }
+            return;
+        }
+    }
+#pragma unroll
+    for (int i = 0; i < Items; ++i)
+        if (first + i < valid) dst[first + i] = values[i];
+}
+
+template <class Op, class In, class Acc, class Out>
+__global__ void __launch_bounds__(ScanTuning::threads)
+scan_tiles_kernel(const In *in, Out *out, int64_t n, int64_t tiles_per_row, TileState<Acc> state,
+                  int exclusive)
+{
+    constexpr int threads = ScanTuning::threads;
+    constexpr int items = ScanTuning::items<In>;
+    constexpr int64_t tile_items = static_cast<int64_t>(threads) * items;
+    __shared__ Acc scratch[threads / warp_threads];
+    __shared__ Acc shared_prefix;
+    __shared__ unsigned long long shared_tile;
+    const Op op;
+
+    if (threadIdx.x == 0) shared_tile = atomicAdd(state.next_tile, 1ull);
+    __syncthreads();
+    const int64_t tile = static_cast<int64_t>(shared_tile);
+    const int64_t row = tile / tiles_per_row, t = tile - row * tiles_per_row;
+    const int64_t offset = row * n + t * tile_items;
+    const int64_t valid = n - t * tile_items < tile_items ? n - t * tile_items : tile_items;
+
+    Acc values[items];
+    load_blocked<threads, items, Op>(in + offset, valid, values);
+#pragma unroll
+    for (int i = 1; i < items; ++i) values[i] = op(values[i - 1], values[i]);
+    Acc block_total;
+    const Acc thread_prefix = block_exclusive_scan<threads>(values[items - 1], op, scratch, block_total);
+
+    Acc tile_prefix_value = Op::template identity<Acc>();
+    if (t == 0) {
+        if (threadIdx.x == 0) state.publish(tile, tile_prefix, block_total);
+    } else {
+        if (threadIdx.x < warp_threads) {
+            const Acc prefix = look_back(state, tile, t, block_total, op);
+            if (threadIdx.x == 0) shared_prefix = prefix;
+        }
+        __syncthreads();
+        tile_prefix_value = shared_prefix;
+    }
+
+    const Acc before = op(tile_prefix_value, thread_prefix);
+    Out results[items];
+#pragma unroll
+    for (int i = 0; i < items; ++i) {
+        const Acc value = exclusive ? (i == 0 ? before : op(before, values[i - 1])) : op(before, values[i]);
+        results[i] = convert<Out>(value);
+    }
+    store_blocked<threads, items>(out + offset, valid, results);
+}
+
+// Rows shorter than a tile: a logical warp of `width` lanes per row, each lane `items` consecutive
+// elements per step, carrying the running total from step to step.
+template <class Op, class In, class Acc, class Out>
+__global__ void __launch_bounds__(ReduceTuning::threads)
+scan_short_rows_kernel(const In *in, Out *out, int64_t rows, int64_t n, int width, int exclusive)
+{
+    constexpr int items = ScanTuning::short_row_items;
+    const Op op;
+    const int lane = threadIdx.x % width;
+    const int64_t groups = static_cast<int64_t>(gridDim.x) * blockDim.x / width;
+    const int64_t warp_first_group = (static_cast<int64_t>(blockIdx.x) * blockDim.x +
+                                      threadIdx.x / warp_threads * warp_threads) / width;
+    const int64_t group_in_warp = (threadIdx.x % warp_threads) / width;
+    for (int64_t base = warp_first_group; base < rows; base += groups) {
+        const int64_t row = base + group_in_warp;
+        const bool active = row < rows;
+        const In *src = in + row * n;
+        Out *dst = out + row * n;
+        Acc carry = Op::template identity<Acc>();
+        for (int64_t start = 0; start < n; start += static_cast<int64_t>(width) * items) {
+            const int64_t first = start + static_cast<int64_t>(lane) * items;
+            Acc values[items];
+#pragma unroll
+            for (int i = 0; i < items; ++i)
+                values[i] = active && first + i < n ? convert<Acc>(src[first + i]) : Op::template identity<Acc>();
+#pragma unroll
+            for (int i = 1; i < items; ++i) values[i] = op(values[i - 1], values[i]);
+            const Acc inclusive = warp_inclusive_scan(values[items - 1], op, width);
+            Acc lane_prefix = __shfl_up_sync(full_mask, inclusive, 1, width);
+            if (lane == 0) lane_prefix = Op::template identity<Acc>();
+            const Acc before = op(carry, lane_prefix);
+#pragma unroll
+            for (int i = 0; i < items; ++i)
+                if (active && first + i < n)
+                    dst[first + i] = convert<Out>(exclusive ? (i == 0 ? before : op(before, values[i - 1]))
+                                                            : op(before, values[i]));
+            carry = op(carry, __shfl_sync(full_mask, inclusive, width - 1, width));
+        }
+    }
+}
+
+// inner > 1: a thread per column walks its chunk with stride `inner` (coalesced across the warp),
+// starting from carry[(o * chunks + chunk) * inner + i] when carry is given.  in may equal out.
+template <class Op, class In, class Acc, class Out>
+__global__ void __launch_bounds__(ReduceTuning::threads)
+scan_columns_kernel(const In *in, Out *out, int64_t outer, int64_t n, int64_t inner, int64_t chunk,
+                    const Acc *carry, int exclusive)
+{
+    const Op op;
+    const int64_t columns = outer * inner;
+    const int64_t begin = blockIdx.y * chunk;
+    const int64_t end = begin + chunk < n ? begin + chunk : n;
+    for (int64_t column = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+         column < columns; column += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+        const int64_t o = column / inner, i = column - o * inner;
+        const int64_t base = o * n * inner + i;
+        Acc running = carry ? carry[(o * gridDim.y + blockIdx.y) * inner + i] : Op::template identity<Acc>();
+        for (int64_t k = begin; k < end; ++k) {
+            const Acc x = convert<Acc>(in[base + k * inner]);
+            if (exclusive) {
+                out[base + k * inner] = convert<Out>(running);
+                running = op(running, x);
+            } else {
+                running = op(running, x);
+                out[base + k * inner] = convert<Out>(running);
+            }
+        }
+    }
+}
+
+static size_t round_up16(size_t bytes) { return (bytes + 15) / 16 * 16; }
+
+template <class Op, class In, class Acc, class Out>
+static int scan_rows(int device, const In *in, Out *out, int64_t rows, int64_t n, int exclusive,
+                     gp_error *err)
+{
+    constexpr int threads = ScanTuning::threads;
+    constexpr int64_t tile_items = static_cast<int64_t>(threads) * ScanTuning::items<In>;
+    const cudaStream_t stream = work_stream();
+
+    if (n <= tile_items) {
+        int width = 1;
+        while (width < 32 && static_cast<int64_t>(width) * ScanTuning::short_row_items < n) width *= 2;
+        int64_t blocks = ceil_div(rows * width, ReduceTuning::threads);
+        const int64_t max_blocks = static_cast<int64_t>(multiprocessor_count(device)) * 64;
+        if (blocks > max_blocks) blocks = max_blocks;
+        scan_short_rows_kernel<Op, In, Acc, Out><<<static_cast<unsigned>(blocks), ReduceTuning::threads,
+                                                   0, stream>>>(in, out, rows, n, width, exclusive);
+        GP_CHECK_LAUNCH(err, "scan_short_rows_kernel");
+        return 0;
+    }
+
+    const int64_t tiles_per_row = ceil_div(n, tile_items);
+    const int64_t tiles = rows * tiles_per_row;
+    if (tiles > 0x7fffffff) return fail(err, GP_ERR_INVALID, "array too large for one scan launch");
+    const size_t header = round_up16(sizeof(unsigned long long)) + round_up16(sizeof(uint32_t) * tiles);
+    DeviceBuffer workspace;
+    if (workspace.allocate(header + 2 * round_up16(sizeof(Acc) * tiles), err)) return -1;
+    char *base = workspace.as<char>();
+    TileState<Acc> state;
+    state.next_tile = reinterpret_cast<unsigned long long *>(base);
+    state.flags = reinterpret_cast<uint32_t *>(base + 16);
+    state.aggregate = reinterpret_cast<Acc *>(base + header);
+    state.inclusive = reinterpret_cast<Acc *>(base + header + round_up16(sizeof(Acc) * tiles));
+    GP_CUDA_TRY(cudaMemsetAsync(base, 0, header, stream), err, "cudaMemsetAsync");
+    scan_tiles_kernel<Op, In, Acc, Out><<<static_cast<unsigned>(tiles), threads, 0, stream>>>(
+        in, out, n, tiles_per_row, state, exclusive);
+    GP_CHECK_LAUNCH(err, "scan_tiles_kernel");
+    return 0;
+}
+
+template <class Op, class In, class Acc, class Out>
+static int scan_columns(int device, const In *in, Out *out, int64_t outer, int64_t n, int64_t inner,
+                        int exclusive, gp_error *err)
+{
+    constexpr int threads = ReduceTuning::threads;
+    const cudaStream_t stream = work_stream();
+    const ColumnGrid geometry = column_grid(device, outer, n, inner);
+    if (geometry.chunks == 1) {
+        scan_columns_kernel<Op, In, Acc, Out><<<geometry.grid, threads, 0, stream>>>(
+            in, out, outer, n, inner, n, nullptr, exclusive);
+        GP_CHECK_LAUNCH(err, "scan_columns_kernel");
+        return 0;
+    }
+    // Chunk totals, their exclusive scan along the chunks (in place), then each chunk from its carry.
+    DeviceBuffer carry;
+    if (carry.allocate(sizeof(Acc) * outer * geometry.chunks * inner, err)) return -1;
+    reduce_columns_kernel<Op, In, Acc, Acc><<<geometry.grid, threads, 0, stream>>>(
+        in, carry.as<Acc>(), outer, n, inner, geometry.chunk);
+    GP_CHECK_LAUNCH(err, "reduce_columns_kernel");
+    scan_columns_kernel<Op, Acc, Acc, Acc><<<dim3(geometry.grid.x, 1), threads, 0, stream>>>(
+        carry.as<Acc>(), carry.as<Acc>(), outer, geometry.chunks, inner, geometry.chunks, nullptr, 1);
+    GP_CHECK_LAUNCH(err, "scan_columns_kernel");
+    scan_columns_kernel<Op, In, Acc, Out><<<geometry.grid, threads, 0, stream>>>(
+        in, out, outer, n, inner, geometry.chunk, carry.as<const Acc>(), exclusive);
+    GP_CHECK_LAUNCH(err, "scan_columns_kernel");
+    return 0;
+}
+
+static int check_desc(const gp_scan_desc *desc, gp_error *err)
+{
+    if ((int)desc->in_dtype < 0 || (int)desc->in_dtype >= GP_NUM_DTYPES ||
+        !gp_accumulate_supported(desc->in_dtype, desc->out_dtype))
+        return fail(err, GP_ERR_INVALID, "unsupported scan dtype pair");
+    if (desc->outer < 1 || desc->n < 1 || desc->inner < 1)
+        return fail(err, GP_ERR_INVALID, "scan of an empty array reached the CUDA backend");
+    return 0;
+}
+
+}  // namespace gp
+
+extern "C" int gp_cuda_scan_resident(int device, const gp_scan_desc *desc, gp_error *err)
+{
+    using namespace gp;
+    if (check_desc(desc, err) || use_device(device, err)) return -1;
+    return dispatch_dtype(desc->in_dtype, err, [&](auto in_tag) {
+        using In = typename decltype(in_tag)::type;
+        return dispatch_accumulator<In>(desc->out_dtype, err, [&](auto acc_tag, auto out_tag) {
+            using Acc = typename decltype(acc_tag)::type;
+            using Out = typename decltype(out_tag)::type;
+            const In *in = static_cast<const In *>(desc->in);
+            Out *out = static_cast<Out *>(desc->out);
+            if (desc->inner == 1)
+                return scan_rows<SumOp, In, Acc, Out>(device, in, out, desc->outer, desc->n,
+                                                      desc->exclusive, err);
+            return scan_columns<SumOp, In, Acc, Out>(device, in, out, desc->outer, desc->n,
+                                                     desc->inner, desc->exclusive, err);
+        });
+    });
+}
+
+extern "C" int gp_cuda_scan(int device, const gp_scan_desc *desc, gp_error *err)
+{
+    using namespace gp;
+    if (check_desc(desc, err) || use_device(device, err)) return -1;
+    const size_t count = static_cast<size_t>(desc->outer) * desc->n * desc->inner;
+    return with_device_copies(desc->in, count * gp_dtype_size(desc->in_dtype), desc->out,
+                              count * gp_dtype_size(desc->out_dtype), err,
+                              [&](const void *device_in, void *device_out) {
+                                  gp_scan_desc resident = *desc;
+                                  resident.in = device_in;
+                                  resident.out = device_out;
+                                  return gp_cuda_scan_resident(device, &resident, err);
+                              });
+}

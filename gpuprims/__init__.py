@@ -1,0 +1,44 @@
+"""gpuprims: NumPy-exact GPU primitives with our own CUDA kernels and a C CPU fallback.
+
+Swap ``np.`` for ``gpuprims.``::
+
+    import numpy as np, gpuprims
+    a = np.random.default_rng(0).random(1_000_000, dtype=np.float32)
+    gpuprims.sum(a), gpuprims.max(a), gpuprims.prefix_sum(a)
+
+Every function takes ``device=None | "cpu" | "cuda" | "cuda:N"``; None means the environment
+variable ``GPUPRIMS_DEVICE``, else the GPU when one is usable, else the CPU.
+"""
+from ._api import cumsum, max, mean, min, prefix_sum, prod, sum
+from ._device import DeviceUnavailableError, cuda_available, device_info
+from . import _core
+
+__version__ = "0.1.0"
+
+
+def build_info():
+    """How this copy of gpuprims was built.
+
+    Returns
+    -------
+    dict
+        ``cuda`` (bool: CUDA kernels compiled in), ``cuda_version`` (the CUDA runtime compiled
+        against, e.g. "13.0", or None) and ``archs`` (the GPU targets, e.g. "75;80;90;100;120+PTX",
+        or None).
+    """
+    return dict(_core.build_info())
+
+
+__all__ = [
+    "DeviceUnavailableError",
+    "build_info",
+    "cuda_available",
+    "cumsum",
+    "device_info",
+    "max",
+    "mean",
+    "min",
+    "prefix_sum",
+    "prod",
+    "sum",
+]

@@ -1,0 +1,87 @@
+"""Device selection: which backend a call runs on.
+
+A device is ``"cpu"``, ``"cuda"`` (GPU 0) or ``"cuda:N"``.  ``device=None`` means the environment
+variable ``GPUPRIMS_DEVICE`` when set, else ``"cuda"`` when a GPU is usable, else ``"cpu"``.
+Internally the CPU is device index -1 and GPU N is index N.
+"""
+import functools
+import os
+
+from . import _core
+
+CPU = -1
+
+
+class DeviceUnavailableError(RuntimeError, ValueError):
+    """A CUDA device was requested but no usable GPU (or no CUDA build) is present."""
+
+
+@functools.lru_cache(maxsize=None)
+def _cuda_device_count():
+    count, reason = _core.cuda_device_count()
+    return count, reason
+
+
+def cuda_available():
+    """Whether gpuprims can run on a GPU here.
+
+    Returns
+    -------
+    bool
+        True when the extension was built with CUDA and at least one usable GPU is present.
+    """
+    return _cuda_device_count()[0] > 0
+
+
+def device_info():
+    """Describe the CUDA devices gpuprims can use, or why it can use none.
+
+    Returns
+    -------
+    dict
+        ``available`` (bool), ``reason`` (str, only when unavailable), ``devices`` (a list of
+        dicts with ``index``, ``name``, ``compute_capability``, ``total_memory`` in bytes and
+        ``multiprocessors``), ``driver_version`` and ``runtime_version`` (CUDA versions as
+        integers such as 13000, None when unknown).
+    """
+    count, reason = _cuda_device_count()
+    info = {"available": count > 0, "devices": [], "driver_version": None, "runtime_version": None}
+    if count == 0:
+        info["reason"] = reason
+        return info
+    for index in range(count):
+        props = _core.cuda_device_properties(index)
+        info["driver_version"] = props.pop("driver_version")
+        info["runtime_version"] = props.pop("runtime_version")
+        info["devices"].append(props)
+    return info
+
+
+def _parse(device, source):
+    if not isinstance(device, str):
+        raise TypeError(f"device must be a str such as 'cpu', 'cuda' or 'cuda:0', not {type(device).__name__}")
+    text = device.strip().lower()
+    if text == "cpu":
+        return CPU
+    if text == "cuda":
+        index = 0
+    elif text.startswith("cuda:") and text[5:].isdigit():
+        index = int(text[5:])
+    else:
+        raise ValueError(f"unknown device {device!r}{source}: use 'cpu', 'cuda' or 'cuda:N'")
+    count, reason = _cuda_device_count()
+    if count == 0:
+        raise DeviceUnavailableError(f"device {device!r}{source} requested but CUDA is unavailable: {reason}")
+    if index >= count:
+        raise ValueError(f"device {device!r}{source} does not exist: {count} CUDA device(s) available")
+    return index
+
+
+def resolve_device(device):
+    """The backend index for a ``device=`` argument: -1 for the CPU, N for GPU N."""
+    if device is None:
+        from_env = os.environ.get("GPUPRIMS_DEVICE")
+        if from_env:
+            return _parse(from_env, " (from GPUPRIMS_DEVICE)")
+        return 0 if cuda_available() else CPU
+    return _parse(device, "")

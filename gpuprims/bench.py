@@ -1,0 +1,794 @@
+"""Benchmark gpuprims against NumPy, CuPy and PyTorch.
+
+Run as a module::
+
+    python -m gpuprims.bench                       # sum,max,prefix_sum; 2^10 .. 2^28
+    python -m gpuprims.bench --ops sum,mean --sizes 20,24,28 --repeats 50
+    python -m gpuprims.bench --sizes 1000000 --device cpu --out results/
+
+Two modes are measured for every operation and size:
+
+``kernel``
+    The input already lives on the GPU and only the device work is timed with
+    CUDA events: gpuprims (through its private ``_time_kernel`` hook), CuPy and
+    PyTorch when they are importable, and a device-to-device ``cudaMemcpy`` of
+    the input's byte count as a bandwidth roofline.  Only on a CUDA device.
+``e2e``
+    End to end from a NumPy array on the host, timed with
+    :func:`time.perf_counter`: ``gpuprims.<op>(a)``, NumPy itself, and, on a
+    CUDA device, CuPy (``cupy.asarray`` + op + ``.get()``) and PyTorch
+    (``torch.from_numpy(a).cuda()`` + op + ``.cpu()``).
+
+Each reported time is the median of ``--repeats`` runs after one untimed
+warm-up run (end-to-end runs use fewer repeats for large inputs).  Bandwidth
+(GB/s, 1e9 bytes per second) counts the bytes an operation must move at the
+least: reductions read the input once; scans read the input and write an output
+of the same length; the memcpy row reads and writes its buffer.  ``x_memcpy`` is
+a kernel row's bandwidth as a fraction of the memcpy row's.
+
+Sizes are given with ``--sizes`` as a comma list: a value below 64 (or written
+``2^K``) is a power-of-two exponent, any other value is an element count, so
+``--sizes 10,20,1000000`` means 1024, 1048576 and 1000000 elements.
+
+With ``--out DIR`` the rows are also written to ``DIR/bench.md`` (Markdown, with
+the device name and library versions), ``DIR/bench.csv`` and, when matplotlib
+is importable, ``DIR/bench.png`` (bandwidth against size, one panel per op).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import importlib
+import platform
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Sequence
+
+import numpy as np
+
+import gpuprims
+from gpuprims import _api
+
+OPS = ("sum", "prod", "min", "max", "mean", "prefix_sum")
+SCAN_OPS = frozenset({"prefix_sum"})
+DEFAULT_OPS = ("sum", "max", "prefix_sum")
+DEFAULT_SIZES = tuple(2**k for k in range(10, 29, 2))
+DEFAULT_REPEATS = 20
+DTYPES = (
+    "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
+    "uint64", "float16", "float32", "float64",
+)
+
+EXPONENT_LIMIT = 64
+"""Size values below this are power-of-two exponents, others element counts."""
+
+E2E_BYTE_BUDGET = 2**30
+"""End-to-end runs per size are capped so that they process about this many bytes."""
+
+MIN_E2E_REPEATS = 3
+
+MEMCPY = "memcpy"
+KERNEL = "kernel"
+E2E = "e2e"
+COLUMNS = ("op", "size", "library", "mode", "time_ms", "GB/s", "x_memcpy")
+
+
+@dataclass(frozen=True)
+class Row:
+    """One measurement: the median time of one library running one op at one size.
+
+    Attributes
+    ----------
+    op : str
+        Operation name, one of :data:`OPS`.
+    n : int
+        Number of input elements.
+    library : str
+        ``"gpuprims"``, ``"numpy"``, ``"cupy"``, ``"torch"`` or ``"memcpy"``.
+    mode : str
+        ``"kernel"`` (device-resident data) or ``"e2e"`` (from a NumPy array).
+    time_ms : float
+        Median time in milliseconds.
+    gbps : float
+        Effective bandwidth in GB/s (see the module docstring for the byte counts).
+    x_memcpy : float or None
+        ``gbps`` as a fraction of the device memcpy bandwidth at this size;
+        None for end-to-end rows or when the memcpy row is missing.
+    """
+
+    op: str
+    n: int
+    library: str
+    mode: str
+    time_ms: float
+    gbps: float
+    x_memcpy: float | None
+
+    def cells(self) -> tuple[str, ...]:
+        """Return the row formatted as strings, in :data:`COLUMNS` order."""
+        ratio = "-" if self.x_memcpy is None else f"{self.x_memcpy:.2f}"
+        return (
+            self.op, format_size(self.n), self.library, self.mode,
+            f"{self.time_ms:.4f}", f"{self.gbps:.2f}", ratio,
+        )
+
+
+# ---------------------------------------------------------------------------
+# Command line
+# ---------------------------------------------------------------------------
+
+def parse_sizes(text: str) -> list[int]:
+    """Parse a comma list of sizes into element counts.
+
+    Parameters
+    ----------
+    text : str
+        Comma-separated values.  ``K`` with ``K < 64`` and ``2^K`` mean ``2**K``
+        elements; any other integer is an element count.
+
+    Returns
+    -------
+    list of int
+        Element counts in the given order.
+
+    Raises
+    ------
+    argparse.ArgumentTypeError
+        If a value is not a non-negative integer or ``2^K``.
+    """
+    sizes = []
+    for token in text.split(","):
+        token = token.strip()
+        base, caret, exponent = token.partition("^")
+        try:
+            if caret:
+                if base != "2":
+                    raise ValueError
+                value, is_exponent = int(exponent), True
+            else:
+                value = int(token)
+                is_exponent = value < EXPONENT_LIMIT
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"invalid size {token!r}: use an exponent K < {EXPONENT_LIMIT}, "
+                "2^K, or an element count"
+            ) from None
+        if value < 0:
+            raise argparse.ArgumentTypeError(f"invalid size {token!r}: negative")
+        sizes.append(2**value if is_exponent else value)
+    return sizes
+
+
+def parse_ops(text: str) -> list[str]:
+    """Parse a comma list of operation names, dropping duplicates.
+
+    Raises
+    ------
+    argparse.ArgumentTypeError
+        If a name is not in :data:`OPS`.
+    """
+    ops = []
+    for name in (token.strip() for token in text.split(",")):
+        if name not in OPS:
+            raise argparse.ArgumentTypeError(
+                f"unknown op {name!r}; choose from {', '.join(OPS)}"
+            )
+        if name not in ops:
+            ops.append(name)
+    return ops
+
+
+def parse_repeats(text: str) -> int:
+    """Parse a positive repeat count."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"repeats must be a positive integer, got {text!r}")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Return the argument parser of ``python -m gpuprims.bench``."""
+    parser = argparse.ArgumentParser(
+        prog="python -m gpuprims.bench",
+        description="Time gpuprims reductions and scans against NumPy, CuPy and PyTorch.",
+        epilog="Sizes: K < 64 or 2^K means 2**K elements, larger values are element counts.",
+    )
+    parser.add_argument(
+        "--ops", type=parse_ops, default=list(DEFAULT_OPS),
+        help=f"comma list from {','.join(OPS)} (default: {','.join(DEFAULT_OPS)})",
+    )
+    parser.add_argument(
+        "--sizes", type=parse_sizes, default=list(DEFAULT_SIZES),
+        help="comma list of sizes (default: 10,12,...,28, i.e. 2^10 .. 2^28 elements)",
+    )
+    parser.add_argument(
+        "--dtype", choices=DTYPES, default="float32", metavar="DTYPE",
+        help=f"input dtype, one of {','.join(DTYPES)} (default: float32)",
+    )
+    parser.add_argument(
+        "--device", default=None,
+        help='"cpu", "cuda" or "cuda:N" (default: "cuda" when a GPU is usable, else "cpu")',
+    )
+    parser.add_argument(
+        "--repeats", type=parse_repeats, default=DEFAULT_REPEATS,
+        help=f"timed runs per measurement; the median is reported (default: {DEFAULT_REPEATS})",
+    )
+    parser.add_argument(
+        "--out", type=Path, metavar="DIR",
+        help="also write DIR/bench.md, DIR/bench.csv and DIR/bench.png",
+    )
+    parser.add_argument(
+        "--no-kernel", dest="kernel", action="store_false",
+        help="skip the device-resident kernel timings",
+    )
+    parser.add_argument(
+        "--no-e2e", dest="e2e", action="store_false",
+        help="skip the end-to-end timings from NumPy arrays",
+    )
+    return parser
+
+
+def resolve_device(parser: argparse.ArgumentParser, device: str | None) -> str:
+    """Return the device to benchmark, exiting with a usage error if it is unusable.
+
+    Parameters
+    ----------
+    parser : argparse.ArgumentParser
+        Used to report errors.
+    device : str or None
+        The ``--device`` value; None picks ``"cuda"`` when available, else ``"cpu"``.
+
+    Returns
+    -------
+    str
+        ``"cpu"`` or ``"cuda:N"``.
+    """
+    if device is None:
+        return "cuda:0" if gpuprims.cuda_available() else "cpu"
+    if device == "cpu":
+        return device
+    kind, _, index = device.partition(":")
+    if kind != "cuda" or (index and not index.isdigit()):
+        parser.error(f'--device must be "cpu", "cuda" or "cuda:N", got {device!r}')
+    info = gpuprims.device_info()
+    if not gpuprims.cuda_available():
+        reason = info.get("reason", "no usable GPU")
+        parser.error(f"--device {device}: CUDA is not available ({reason})")
+    count = len(info["devices"])
+    if int(index or 0) >= count:
+        parser.error(f"--device {device}: only {count} CUDA device(s) found")
+    return f"cuda:{int(index or 0)}"
+
+
+# ---------------------------------------------------------------------------
+# Libraries under test
+# ---------------------------------------------------------------------------
+
+TimeFn = Callable[[np.ndarray, int], np.ndarray]
+"""Times one op: ``fn(a, repeats)`` returns ``repeats`` times in ms after a warm-up."""
+
+
+class Library:
+    """A library that can be timed on one device.
+
+    Attributes
+    ----------
+    name : str
+        Name shown in the ``library`` column.
+    version : str
+        Version string for the report header.
+    skipped_errors : tuple of type
+        Exceptions that skip one measurement with a note instead of aborting
+        the run (out of memory, unsupported dtype).
+    """
+
+    name = ""
+    version = ""
+    skipped_errors: tuple[type[BaseException], ...] = (MemoryError,)
+
+    def kernel_timer(self, op: str) -> TimeFn | None:
+        """Return a timer for ``op`` on device-resident data, or None if not applicable."""
+        return None
+
+    def e2e_function(self, op: str) -> Callable[[np.ndarray], object] | None:
+        """Return ``f(a)`` computing ``op`` from a NumPy array, or None if not applicable."""
+        return None
+
+
+class Gpuprims(Library):
+    """gpuprims on the benchmarked device; kernel times come from ``_api._time_kernel``."""
+
+    name = "gpuprims"
+
+    def __init__(self, device: str):
+        self.device = device
+        self.version = getattr(gpuprims, "__version__", "unknown")
+
+    def kernel_timer(self, op: str) -> TimeFn | None:
+        if self.device == "cpu":
+            return None
+
+        def time_kernel(a: np.ndarray, repeats: int) -> np.ndarray:
+            return _api._time_kernel(op, a, repeats + 1, device=self.device)[1:]
+
+        return time_kernel
+
+    def e2e_function(self, op: str) -> Callable[[np.ndarray], object]:
+        function = getattr(gpuprims, op)
+        return lambda a: function(a, device=self.device)
+
+
+class Numpy(Library):
+    """NumPy on the host: end-to-end reference only."""
+
+    name = "numpy"
+    version = np.__version__
+    functions = {
+        "sum": np.sum, "prod": np.prod, "min": np.min, "max": np.max,
+        "mean": np.mean, "prefix_sum": np.cumsum,
+    }
+
+    def e2e_function(self, op: str) -> Callable[[np.ndarray], object]:
+        return self.functions[op]
+
+
+class Cupy(Library):
+    """CuPy on one CUDA device."""
+
+    name = "cupy"
+    skipped_errors = (MemoryError, TypeError)
+
+    def __init__(self, module, index: int):
+        self.cupy = module
+        self.index = index
+        self.version = module.__version__
+
+    def _function(self, op: str):
+        return getattr(self.cupy, "cumsum" if op == "prefix_sum" else op)
+
+    def kernel_timer(self, op: str) -> TimeFn:
+        cupy, function = self.cupy, self._function(op)
+
+        def time_kernel(a: np.ndarray, repeats: int) -> np.ndarray:
+            with cupy.cuda.Device(self.index):
+                try:
+                    x = cupy.asarray(a)
+                    return time_with_events(
+                        lambda: function(x), repeats, cupy.cuda.Event,
+                        cupy.cuda.get_elapsed_time,
+                    )
+                finally:
+                    x = None
+                    cupy.get_default_memory_pool().free_all_blocks()
+
+        return time_kernel
+
+    def e2e_function(self, op: str) -> Callable[[np.ndarray], object]:
+        cupy, function = self.cupy, self._function(op)
+
+        def run(a: np.ndarray):
+            with cupy.cuda.Device(self.index):
+                return function(cupy.asarray(a)).get()  # .get() blocks until done
+
+        return run
+
+
+class Torch(Library):
+    """PyTorch on one CUDA device."""
+
+    name = "torch"
+    skipped_errors = (MemoryError, TypeError, RuntimeError)
+
+    def __init__(self, module, index: int):
+        self.torch = module
+        self.device = module.device("cuda", index)
+        self.version = module.__version__
+
+    def _function(self, op: str):
+        torch = self.torch
+        if op == "prefix_sum":
+            return lambda x: torch.cumsum(x, dim=0)
+        if op == "mean":  # NumPy averages integers and bools in float64; torch refuses them
+            return lambda x: torch.mean(x, dtype=None if x.is_floating_point() else torch.float64)
+        return getattr(torch, op)
+
+    def kernel_timer(self, op: str) -> TimeFn:
+        torch, function = self.torch, self._function(op)
+
+        def time_kernel(a: np.ndarray, repeats: int) -> np.ndarray:
+            with torch.cuda.device(self.device):
+                try:
+                    x = torch.from_numpy(a).to(self.device)
+                    return time_with_events(
+                        lambda: function(x), repeats,
+                        lambda: torch.cuda.Event(enable_timing=True),
+                        lambda start, stop: start.elapsed_time(stop),
+                    )
+                finally:
+                    x = None
+                    torch.cuda.empty_cache()
+
+        return time_kernel
+
+    def e2e_function(self, op: str) -> Callable[[np.ndarray], object]:
+        torch, function = self.torch, self._function(op)
+        return lambda a: function(torch.from_numpy(a).to(self.device)).cpu()
+
+
+def time_with_events(run: Callable[[], object], repeats: int, new_event, elapsed_ms) -> np.ndarray:
+    """Time ``run()`` with a pair of CUDA events, after one untimed warm-up call.
+
+    Parameters
+    ----------
+    run : callable
+        Enqueues the device work on the current stream.
+    repeats : int
+        Number of timed calls.
+    new_event : callable
+        Returns a new timing-enabled event with ``record()`` and ``synchronize()``.
+    elapsed_ms : callable
+        ``elapsed_ms(start, stop)`` returns the milliseconds between two events.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``repeats`` times in milliseconds.
+    """
+    start, stop = new_event(), new_event()
+    run()
+    times = np.empty(repeats)
+    for i in range(repeats):
+        start.record()
+        run()
+        stop.record()
+        stop.synchronize()
+        times[i] = elapsed_ms(start, stop)
+    return times
+
+
+def time_wall(function: Callable[[np.ndarray], object], a: np.ndarray, repeats: int) -> np.ndarray:
+    """Time ``function(a)`` with :func:`time.perf_counter` after one warm-up call.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``repeats`` times in milliseconds.
+    """
+    function(a)
+    times = np.empty(repeats)
+    for i in range(repeats):
+        start = time.perf_counter()
+        function(a)
+        times[i] = (time.perf_counter() - start) * 1e3
+    return times
+
+
+def import_gpu_peer(module_name: str, device: str) -> Library | None:
+    """Return the CuPy or PyTorch peer for ``device``, or None if it is not usable."""
+    if device == "cpu":
+        return None
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError:
+        return None
+    index = int(device.partition(":")[2])
+    if module_name == "torch":
+        return Torch(module, index) if module.cuda.is_available() else None
+    try:
+        usable = module.cuda.runtime.getDeviceCount() > index
+    except module.cuda.runtime.CUDARuntimeError:
+        usable = False
+    return Cupy(module, index) if usable else None
+
+
+# ---------------------------------------------------------------------------
+# Measurements
+# ---------------------------------------------------------------------------
+
+def format_size(n: int) -> str:
+    """Return ``"2^K"`` for powers of two, else the decimal count."""
+    if n > 0 and n & (n - 1) == 0:
+        return f"2^{n.bit_length() - 1}"
+    return str(n)
+
+
+def random_array(rng: np.random.Generator, n: int, dtype: np.dtype) -> np.ndarray:
+    """Return ``n`` fresh random values of ``dtype`` (small integers, floats in [0, 1))."""
+    if dtype == np.bool_:
+        return rng.random(n, dtype=np.float32) < 0.5
+    if dtype.kind in "iu":
+        return rng.integers(0, 100, size=n, dtype=dtype)
+    if dtype == np.float64:
+        return rng.random(n)
+    return rng.random(n, dtype=np.float32).astype(dtype, copy=False)
+
+
+def bytes_moved(op: str, n: int, dtype: np.dtype) -> int:
+    """Return the bytes ``op`` must move for ``n`` elements of ``dtype``.
+
+    Reductions read the input; scans also write an output whose dtype follows
+    NumPy's ``cumsum`` (e.g. int32 input gives an int64 output).
+    """
+    nbytes = n * dtype.itemsize
+    if op in SCAN_OPS:
+        nbytes += n * np.cumsum(np.zeros(0, dtype)).dtype.itemsize
+    return nbytes
+
+
+def e2e_repeats(repeats: int, nbytes: int) -> int:
+    """Return the number of end-to-end runs for an input of ``nbytes``.
+
+    Runs are capped so that they process about :data:`E2E_BYTE_BUDGET` bytes,
+    but at least :data:`MIN_E2E_REPEATS` (and never more than ``repeats``).
+    """
+    return min(repeats, max(MIN_E2E_REPEATS, E2E_BYTE_BUDGET // max(nbytes, 1)))
+
+
+class Benchmark:
+    """Runs the measurements and collects rows and notes.
+
+    Parameters
+    ----------
+    device : str
+        ``"cpu"`` or ``"cuda:N"``.
+    dtype : numpy.dtype
+        Input dtype.
+    repeats : int
+        Timed runs per kernel measurement.
+    kernel, e2e : bool
+        Which modes to measure; kernel mode only applies to CUDA devices.
+    """
+
+    def __init__(self, device: str, dtype: np.dtype, repeats: int, kernel: bool, e2e: bool):
+        self.device = device
+        self.dtype = dtype
+        self.repeats = repeats
+        self.kernel = kernel and device != "cpu"
+        self.e2e = e2e
+        peers = [import_gpu_peer(name, device) for name in ("cupy", "torch")]
+        self.libraries = [Gpuprims(device), Numpy()] + [peer for peer in peers if peer]
+        self.rng = np.random.default_rng()
+        self.rows: list[Row] = []
+        self.notes: list[str] = []
+
+    def note(self, message: str) -> None:
+        """Record ``message`` for the report and print it to stderr."""
+        self.notes.append(message)
+        print(f"note: {message}", file=sys.stderr, flush=True)
+
+    def run(self, ops: Sequence[str], sizes: Sequence[int], emit: Callable[[Row], None]) -> None:
+        """Measure every op at every size, calling ``emit`` for each new row."""
+        for op in ops:
+            for n in sizes:
+                try:
+                    a = random_array(self.rng, n, self.dtype)
+                except MemoryError:
+                    self.note(f"{op} n={format_size(n)}: input does not fit in host memory; skipped")
+                    continue
+                for row in self.measure(op, a):
+                    self.rows.append(row)
+                    emit(row)
+                del a
+
+    def measure(self, op: str, a: np.ndarray) -> list[Row]:
+        """Return the rows of one op on one input: kernel rows, then end-to-end rows."""
+        rows = self._kernel_rows(op, a) if self.kernel else []
+        if self.e2e:
+            rows += self._e2e_rows(op, a)
+        return rows
+
+    def _kernel_rows(self, op: str, a: np.ndarray) -> list[Row]:
+        """Time ``op`` on device-resident data, memcpy roofline first."""
+        n, nbytes = a.size, bytes_moved(op, a.size, a.dtype)
+        rows = []
+        memcpy_ms = self._timed(MEMCPY, op, n, (MemoryError,), lambda: _api._time_memcpy(
+            a.nbytes, self.repeats + 1, device=self.device)[1:])
+        memcpy_gbps = None
+        if memcpy_ms is not None:
+            memcpy_gbps = gbps(2 * a.nbytes, memcpy_ms)
+            rows.append(Row(op, n, MEMCPY, KERNEL, memcpy_ms, memcpy_gbps, 1.0))
+        for library in self.libraries:
+            timer = library.kernel_timer(op)
+            if timer is None:
+                continue
+            ms = self._timed(library.name, op, n, library.skipped_errors,
+                             lambda: timer(a, self.repeats))
+            if ms is not None:
+                rate = gbps(nbytes, ms)
+                ratio = None if memcpy_gbps is None else rate / memcpy_gbps
+                rows.append(Row(op, n, library.name, KERNEL, ms, rate, ratio))
+        return rows
+
+    def _e2e_rows(self, op: str, a: np.ndarray) -> list[Row]:
+        """Time ``op`` end to end from the NumPy array ``a``."""
+        n, nbytes = a.size, bytes_moved(op, a.size, a.dtype)
+        repeats = e2e_repeats(self.repeats, a.nbytes)
+        rows = []
+        for library in self.libraries:
+            function = library.e2e_function(op)
+            if function is None:
+                continue
+            ms = self._timed(library.name, op, n, library.skipped_errors,
+                             lambda: time_wall(function, a, repeats))
+            if ms is not None:
+                rows.append(Row(op, n, library.name, E2E, ms, gbps(nbytes, ms), None))
+        return rows
+
+    def _timed(self, library: str, op: str, n: int, errors, measure) -> float | None:
+        """Return the median of ``measure()``, or None (with a note) on ``errors``."""
+        try:
+            return float(np.median(measure()))
+        except errors as exc:
+            reason = "out of memory" if isinstance(exc, MemoryError) else exc
+            self.note(f"{library} {op} n={format_size(n)}: skipped ({reason})")
+            return None
+
+
+def gbps(nbytes: int, ms: float) -> float:
+    """Return the bandwidth in GB/s (1e9 bytes per second) of ``nbytes`` in ``ms``."""
+    return nbytes / (ms * 1e6) if ms > 0 else float("inf")
+
+
+# ---------------------------------------------------------------------------
+# Reporting
+# ---------------------------------------------------------------------------
+
+WIDTHS = (10, 10, 9, 6, 11, 9, 8)
+PLOT_COLUMNS = 3
+
+
+def format_line(cells: Sequence[str]) -> str:
+    """Return one fixed-width text table line (text left-aligned, numbers right-aligned)."""
+    parts = [
+        cell.ljust(width) if i in (0, 2, 3) else cell.rjust(width)
+        for i, (cell, width) in enumerate(zip(cells, WIDTHS))
+    ]
+    return "  ".join(parts).rstrip()
+
+
+def device_name(device: str) -> str:
+    """Return a human-readable name for ``device`` from :func:`gpuprims.device_info`."""
+    if device == "cpu":
+        return f"CPU ({platform.processor() or platform.machine()})"
+    index = int(device.partition(":")[2])
+    return f"{gpuprims.device_info()['devices'][index]['name']} ({device})"
+
+
+def versions(libraries: Sequence[Library]) -> str:
+    """Return ``"gpuprims X (CUDA Y), numpy Z, ..."`` for the report header."""
+    cuda = gpuprims.build_info().get("cuda_version")
+    parts = []
+    for library in libraries:
+        text = f"{library.name} {library.version}"
+        if isinstance(library, Gpuprims):
+            text += f" (CUDA {cuda})" if cuda else " (CPU-only build)"
+        parts.append(text)
+    return ", ".join(parts)
+
+
+def write_markdown(path: Path, bench: Benchmark, header: str) -> None:
+    """Write the rows as a Markdown table, after a header and before the notes."""
+    align = ("---", "---:", "---", "---", "---:", "---:", "---:")
+    lines = [
+        "# gpuprims benchmark",
+        "",
+        header,
+        "",
+        "Reductions count the bytes read, scans read + write, memcpy read + write; "
+        "`x_memcpy` is a kernel row's GB/s over the device memcpy GB/s.",
+        "",
+        "| " + " | ".join(COLUMNS) + " |",
+        "|" + "|".join(align) + "|",
+    ]
+    lines += ["| " + " | ".join(row.cells()) + " |" for row in bench.rows]
+    if bench.notes:
+        lines += ["", "Notes:", ""] + [f"- {message}" for message in bench.notes]
+    path.write_text("\n".join(lines) + "\n")
+
+
+def write_csv(path: Path, rows: Sequence[Row], dtype: np.dtype, device: str) -> None:
+    """Write the rows as CSV with raw numbers (element count, not ``2^K``)."""
+    with path.open("w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["op", "n", "dtype", "device", "library", "mode",
+                         "time_ms", "gbps", "x_memcpy"])
+        for row in rows:
+            writer.writerow([row.op, row.n, dtype.name, device, row.library, row.mode,
+                             f"{row.time_ms:.6g}", f"{row.gbps:.6g}",
+                             "" if row.x_memcpy is None else f"{row.x_memcpy:.4f}"])
+
+
+def write_plot(path: Path, rows: Sequence[Row], ops: Sequence[str], title: str) -> bool:
+    """Plot GB/s against size, one panel per op; return False if matplotlib is missing.
+
+    Kernel rows are plotted when there are any (memcpy dashed), else the
+    end-to-end rows.
+    """
+    try:
+        import matplotlib
+    except ImportError:
+        return False
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    mode = KERNEL if any(row.mode == KERNEL for row in rows) else E2E
+    rows = [row for row in rows if row.mode == mode]
+    libraries = list(dict.fromkeys(row.library for row in rows))
+    colors = dict(zip(libraries, plt.rcParams["axes.prop_cycle"].by_key()["color"]))
+    ncols = min(len(ops), PLOT_COLUMNS)
+    nrows = -(-len(ops) // ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(5 * ncols, 4 * nrows), squeeze=False)
+    for ax in axes.flat[len(ops):]:
+        ax.set_visible(False)
+    for ax, op in zip(axes.flat, ops):
+        for library in libraries:
+            points = sorted((row.n, row.gbps) for row in rows
+                            if row.op == op and row.library == library)
+            if points:
+                sizes, rates = zip(*points)
+                ax.plot(sizes, rates, marker="o", label=library, color=colors[library],
+                        linestyle="--" if library == MEMCPY else "-")
+        ax.set_xscale("log", base=2)
+        ax.set_title(f"{op} ({mode})")
+        ax.set_xlabel("elements")
+        ax.set_ylabel("GB/s")
+        ax.grid(True, which="major", alpha=0.3)
+        if ax.lines:
+            ax.legend()
+    fig.suptitle(title)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return True
+
+
+def main(argv: Sequence[str] | None = None) -> list[Row]:
+    """Run the benchmark from command-line arguments.
+
+    Parameters
+    ----------
+    argv : sequence of str, optional
+        Arguments without the program name; defaults to ``sys.argv[1:]``.
+
+    Returns
+    -------
+    list of Row
+        All measured rows, in the order printed.
+    """
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    device = resolve_device(parser, args.device)
+    if not args.e2e and (not args.kernel or device == "cpu"):
+        parser.error("nothing to measure: kernel timings need a CUDA device; drop --no-e2e")
+    dtype = np.dtype(args.dtype)
+
+    bench = Benchmark(device, dtype, args.repeats, args.kernel, args.e2e)
+    header = (f"Device: {device_name(device)}; dtype {dtype.name}; "
+              f"median of {args.repeats} repeats. Versions: {versions(bench.libraries)}")
+    print(header)
+    print(format_line(COLUMNS))
+    print(format_line(["-" * width for width in WIDTHS]))
+    bench.run(args.ops, args.sizes,
+              emit=lambda row: print(format_line(row.cells()), flush=True))
+
+    if args.out is not None:
+        args.out.mkdir(parents=True, exist_ok=True)
+        write_markdown(args.out / "bench.md", bench, header)
+        write_csv(args.out / "bench.csv", bench.rows, dtype, device)
+        print(f"wrote {args.out / 'bench.md'} and {args.out / 'bench.csv'}")
+        title = f"{device_name(device)}, {dtype.name}"
+        if write_plot(args.out / "bench.png", bench.rows, args.ops, title):
+            print(f"wrote {args.out / 'bench.png'}")
+        else:
+            print("note: matplotlib is not installed; skipped bench.png")
+    return bench.rows
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,137 @@
+"""Arrays past 2**31 and 2**32 elements on the GPU (64-bit indexing).
+
+Opt-in: GPUPRIMS_TEST_LARGE=1 and a usable GPU.  Needs about 30 GB of host
+RAM and about 20 GB of GPU memory; the references are computed in chunks.
+Prints how long each phase took (visible without -s).
+"""
+
+import os
+import time
+
+import numpy as np
+import pytest
+
+import gpuprims
+
+pytestmark = [
+    pytest.mark.large,
+    pytest.mark.skipif(os.environ.get("GPUPRIMS_TEST_LARGE") != "1",
+                       reason="set GPUPRIMS_TEST_LARGE=1 to run the >4 GiB GPU test"),
+]
+
+CHUNK = 1 << 26
+
+
+def _chunks(n):
+    for s in range(0, n, CHUNK):
+        yield s, min(n, s + CHUNK)
+
+
+def test_large_sum_max_prefix_sum_past_2_31_and_2_32(capsys):
+    if not gpuprims.cuda_available():
+        pytest.skip("needs a GPU")
+    t_start = time.perf_counter()
+    times = []
+
+    def lap(label, t0):
+        dt = time.perf_counter() - t0
+        times.append((label, dt))
+        with capsys.disabled():
+            print(f"\n[test_large] {label}: {dt:.2f} s", flush=True)
+
+    rng = np.random.default_rng(20240531)
+
+    # ---- reductions over 2**32 + 5 int8 elements (4 GiB) -----------------
+    t0 = time.perf_counter()
+    n = 2**32 + 5
+    a = np.empty(n, dtype=np.int8)
+    ref_sum = 0
+    for s, e in _chunks(n):
+        blk = rng.integers(-100, 101, size=e - s, dtype=np.int8)
+        a[s:e] = blk
+        ref_sum += int(blk.sum(dtype=np.int64))
+    i_max, i_min = 2**32 + 3, 2**31 + 7        # unique extremes beyond 2**32 / 2**31
+    ref_sum += 101 - int(a[i_max])
+    a[i_max] = 101
+    ref_sum += -101 - int(a[i_min])
+    a[i_min] = -101
+    lap("generate 2**32+5 int8", t0)
+
+    t0 = time.perf_counter()
+    s = gpuprims.sum(a, device="cuda")
+    lap("gpuprims.sum", t0)
+    assert isinstance(s, np.int64)
+    assert int(s) == ref_sum
+
+    t0 = time.perf_counter()
+    mx = gpuprims.max(a, device="cuda")
+    mn = gpuprims.min(a, device="cuda")
+    lap("gpuprims.max + min", t0)
+    assert mx.dtype == np.int8 and int(mx) == 101
+    assert mn.dtype == np.int8 and int(mn) == -101
+
+    # per-slice reductions where every slice has more than 2**31 elements
+    m = 2**31 + 2
+    b = a[: 2 * m].reshape(2, m)
+    t0 = time.perf_counter()
+    rows = gpuprims.sum(b, axis=1, device="cuda")
+    rmax = gpuprims.max(b, axis=1, device="cuda")
+    lap("gpuprims.sum/max axis=1 on (2, 2**31+2)", t0)
+    ref_rows = [sum(int(b[r, s:e].sum(dtype=np.int64)) for s, e in _chunks(m)) for r in range(2)]
+    assert rows.dtype == np.int64 and rows.shape == (2,)
+    assert rows.tolist() == ref_rows
+    assert rmax.tolist() == [int(b[0].max()), int(b[1].max())]
+    assert int(b[1].max()) == 101          # the planted maximum lies in row 1
+    del a, b
+
+    # ---- prefix_sum over 2**31 + 3 int8 elements -> int64 (16 GiB) --------
+    t0 = time.perf_counter()
+    n2 = 2**31 + 3
+    x = np.empty(n2, dtype=np.int8)
+    for s, e in _chunks(n2):
+        x[s:e] = rng.integers(-2, 8, size=e - s, dtype=np.int8)   # total ~ 5.4e9 > 2**32
+    lap("generate 2**31+3 int8", t0)
+
+    t0 = time.perf_counter()
+    inc = gpuprims.prefix_sum(x, device="cuda")
+    lap("gpuprims.prefix_sum (inclusive)", t0)
+    assert inc.dtype == np.int64 and inc.shape == (n2,)
+
+    idx = np.unique(np.concatenate([
+        rng.integers(0, n2, size=5000),
+        [0, 1, 2**31 - 2, 2**31 - 1, 2**31, 2**31 + 1, n2 - 1],
+    ]))
+    t0 = time.perf_counter()
+    carry = 0
+    for s, e in _chunks(n2):
+        ref = np.cumsum(x[s:e], dtype=np.int64)
+        ref += carry
+        if not np.array_equal(inc[s:e], ref):
+            bad = s + int(np.flatnonzero(inc[s:e] != ref)[0])
+            raise AssertionError(f"inclusive scan wrong at {bad}: got {inc[bad]}, "
+                                 f"expected {ref[bad - s]}")
+        carry = int(ref[-1])
+    lap("verify inclusive scan (chunked numpy)", t0)
+    total = carry
+    assert total > 2**32
+    assert int(inc[-1]) == total
+    sampled = inc[idx].copy()
+    del inc
+
+    t0 = time.perf_counter()
+    exc = gpuprims.prefix_sum(x, exclusive=True, device="cuda")
+    lap("gpuprims.prefix_sum (exclusive)", t0)
+    assert exc.dtype == np.int64 and exc.shape == (n2,)
+    assert exc[0] == 0
+    assert np.array_equal(exc[idx], sampled - x[idx].astype(np.int64))
+    assert int(exc[-1]) == total - int(x[-1])
+    del exc
+
+    t0 = time.perf_counter()
+    s2 = gpuprims.sum(x, device="cuda")
+    lap("gpuprims.sum on 2**31+3", t0)
+    assert int(s2) == total
+
+    with capsys.disabled():
+        print(f"\n[test_large] total {time.perf_counter() - t_start:.1f} s: "
+              + ", ".join(f"{k}={v:.2f}s" for k, v in times), flush=True)
