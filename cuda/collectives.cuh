@@ -67,4 +67,79 @@ __device__ T block_exclusive_scan(T value, Op op, T *scratch, T &total)
     return op(warp_prefix, exclusive);
 }
 
+// Exchange between warp-striped global memory and thread-blocked registers through shared memory
+// (CUB's WARP_TRANSPOSE): a warp reads and writes its 32*Items contiguous elements as 16-byte
+// vectors, coalesced, while each lane computes on Items consecutive elements.  One padding slot
+// per 32 elements keeps both sides free of bank conflicts for 4-byte elements.
+template <int Items> struct WarpExchange {
+    static constexpr int warp_items = warp_threads * Items;
+    static constexpr int slots = warp_items + warp_items / warp_threads;
+
+    static __device__ __forceinline__ int slot(int element) { return element + element / warp_threads; }
+
+    // values[i] = src[lane*Items + i] for elements below `valid` (may be <= 0), else the identity.
+    template <class Op, class In, class Acc>
+    static __device__ void load(const In *src, int64_t valid, In *buffer, Acc (&values)[Items])
+    {
+        using Vec = Vec16<In>;
+        static_assert(Items % Vec::size == 0, "items per thread must fill whole vectors");
+        const int lane = threadIdx.x % warp_threads;
+        if (valid >= warp_items && reinterpret_cast<uintptr_t>(src) % 16 == 0) {
+#pragma unroll
+            for (int k = 0; k < Items / Vec::size; ++k) {
+                const int v = k * warp_threads + lane;
+                const Vec loaded = load_readonly(reinterpret_cast<const Vec *>(src) + v);
+#pragma unroll
+                for (int j = 0; j < Vec::size; ++j) buffer[slot(v * Vec::size + j)] = loaded.v[j];
+            }
+        } else {
+#pragma unroll
+            for (int i = 0; i < Items; ++i) {
+                const int element = i * warp_threads + lane;
+                if (element < valid) buffer[slot(element)] = src[element];
+            }
+        }
+        __syncwarp();
+#pragma unroll
+        for (int i = 0; i < Items; ++i) {
+            const int element = lane * Items + i;
+            values[i] = element < valid ? convert<Acc>(buffer[slot(element)]) : Op::template identity<Acc>();
+        }
+        __syncwarp();
+    }
+
+    // dst[lane*Items + i] = values[i] for elements below `valid`.
+    template <class Out>
+    static __device__ void store(Out *dst, int64_t valid, Out *buffer, const Out (&values)[Items])
+    {
+        using Vec = Vec16<Out>;
+        const int lane = threadIdx.x % warp_threads;
+#pragma unroll
+        for (int i = 0; i < Items; ++i) buffer[slot(lane * Items + i)] = values[i];
+        __syncwarp();
+        bool vectorized = false;
+        if constexpr (Items % Vec::size == 0) {
+            if (valid >= warp_items && reinterpret_cast<uintptr_t>(dst) % 16 == 0) {
+                vectorized = true;
+#pragma unroll
+                for (int k = 0; k < Items / Vec::size; ++k) {
+                    const int v = k * warp_threads + lane;
+                    Vec packed;
+#pragma unroll
+                    for (int j = 0; j < Vec::size; ++j) packed.v[j] = buffer[slot(v * Vec::size + j)];
+                    reinterpret_cast<Vec *>(dst)[v] = packed;
+                }
+            }
+        }
+        if (!vectorized) {
+#pragma unroll
+            for (int i = 0; i < Items; ++i) {
+                const int element = i * warp_threads + lane;
+                if (element < valid) dst[element] = buffer[slot(element)];
+            }
+        }
+        __syncwarp();
+    }
+};
+
 }  // namespace gp

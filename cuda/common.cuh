@@ -135,6 +135,15 @@ template <class T> struct alignas(16) Vec16 {
     T v[size];
 };
 
+// A 16-byte load through the read-only (non-coherent) path: the kernels never write their input.
+template <class T> __device__ __forceinline__ Vec16<T> load_readonly(const Vec16<T> *address)
+{
+    const int4 bits = __ldg(reinterpret_cast<const int4 *>(address));
+    Vec16<T> value;
+    memcpy(&value, &bits, sizeof value);
+    return value;
+}
+
 __host__ __device__ constexpr int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 }  // namespace gp

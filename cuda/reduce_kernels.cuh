@@ -42,14 +42,14 @@ __device__ Acc thread_reduce_range(const In *row, int64_t begin, int64_t end, Op
     for (; v + (unroll - 1) * Threads < vectors; v += unroll * Threads) {
         Vec loaded[unroll];
 #pragma unroll
-        for (int u = 0; u < unroll; ++u) loaded[u] = body[v + u * Threads];
+        for (int u = 0; u < unroll; ++u) loaded[u] = load_readonly(body + v + u * Threads);
 #pragma unroll
         for (int u = 0; u < unroll; ++u)
 #pragma unroll
             for (int j = 0; j < width; ++j) acc[j] = op(acc[j], convert<Acc>(loaded[u].v[j]));
     }
     for (; v < vectors; v += Threads) {
-        Vec loaded = body[v];
+        const Vec loaded = load_readonly(body + v);
 #pragma unroll
         for (int j = 0; j < width; ++j) acc[j] = op(acc[j], convert<Acc>(loaded.v[j]));
     }

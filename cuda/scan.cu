@@ -87,52 +87,6 @@ __device__ Acc look_back(const TileState<Acc> &state, int64_t tile, int64_t t, A
     return exclusive;
 }
 
-// Thread-blocked tile load: thread k holds items [k*Items, (k+1)*Items) of the tile, with 16-byte
-// loads when the tile is full and aligned; missing items are the identity.
-template <int Threads, int Items, class Op, class In, class Acc>
-__device__ void load_blocked(const In *src, int64_t valid, Acc (&values)[Items])
-{
-    const int64_t first = static_cast<int64_t>(threadIdx.x) * Items;
-    if (valid == Threads * Items && reinterpret_cast<uintptr_t>(src) % 16 == 0) {
-        using Vec = Vec16<In>;
-        static_assert(Items % Vec::size == 0, "items per thread must fill whole vectors");
-        const Vec *vectors = reinterpret_cast<const Vec *>(src + first);
-#pragma unroll
-        for (int v = 0; v < Items / Vec::size; ++v) {
-            const Vec loaded = vectors[v];
-#pragma unroll
-            for (int j = 0; j < Vec::size; ++j) values[v * Vec::size + j] = convert<Acc>(loaded.v[j]);
-        }
-    } else {
-#pragma unroll
-        for (int i = 0; i < Items; ++i)
-            values[i] = first + i < valid ? convert<Acc>(src[first + i]) : Op::template identity<Acc>();
-    }
-}
-
-template <int Threads, int Items, class Out>
-__device__ void store_blocked(Out *dst, int64_t valid, const Out (&values)[Items])
-{
-    const int64_t first = static_cast<int64_t>(threadIdx.x) * Items;
-    using Vec = Vec16<Out>;
-    if constexpr (Items % Vec::size == 0) {
-        if (valid == Threads * Items && reinterpret_cast<uintptr_t>(dst) % 16 == 0) {
-            Vec *vectors = reinterpret_cast<Vec *>(dst + first);
-#pragma unroll
-            for (int v = 0; v < Items / Vec::size; ++v) {
-                Vec packed;
-#pragma unroll
-                for (int j = 0; j < Vec::size; ++j) packed.v[j] = values[v * Vec::size + j];
-                vectors[v] = packed;
-            }
-            return;
-        }
-    }
-#pragma unroll
-    for (int i = 0; i < Items; ++i)
-        if (first + i < valid) dst[first + i] = values[i];
-}
-
 template <class Op, class In, class Acc, class Out>
 __global__ void __launch_bounds__(ScanTuning::threads)
 scan_tiles_kernel(const In *in, Out *out, int64_t n, int64_t tiles_per_row, TileState<Acc> state,
@@ -141,6 +95,9 @@ scan_tiles_kernel(const In *in, Out *out, int64_t n, int64_t tiles_per_row, Tile
     constexpr int threads = ScanTuning::threads;
     constexpr int items = ScanTuning::items<In>;
     constexpr int64_t tile_items = static_cast<int64_t>(threads) * items;
+    using Exchange = WarpExchange<items>;
+    constexpr int element_bytes = sizeof(In) > sizeof(Out) ? sizeof(In) : sizeof(Out);
+    __shared__ alignas(16) unsigned char exchange[threads / warp_threads][Exchange::slots * element_bytes];
     __shared__ Acc scratch[threads / warp_threads];
     __shared__ Acc shared_prefix;
     __shared__ unsigned long long shared_tile;
@@ -152,9 +109,13 @@ scan_tiles_kernel(const In *in, Out *out, int64_t n, int64_t tiles_per_row, Tile
     const int64_t row = tile / tiles_per_row, t = tile - row * tiles_per_row;
     const int64_t offset = row * n + t * tile_items;
     const int64_t valid = n - t * tile_items < tile_items ? n - t * tile_items : tile_items;
+    // Each warp owns a contiguous segment of the tile; lanes hold consecutive items within it.
+    const int warp = threadIdx.x / warp_threads;
+    const int64_t warp_offset = offset + static_cast<int64_t>(warp) * Exchange::warp_items;
+    const int64_t warp_valid = valid - static_cast<int64_t>(warp) * Exchange::warp_items;
 
     Acc values[items];
-    load_blocked<threads, items, Op>(in + offset, valid, values);
+    Exchange::template load<Op>(in + warp_offset, warp_valid, reinterpret_cast<In *>(exchange[warp]), values);
 #pragma unroll
     for (int i = 1; i < items; ++i) values[i] = op(values[i - 1], values[i]);
     Acc block_total;
@@ -179,7 +140,7 @@ scan_tiles_kernel(const In *in, Out *out, int64_t n, int64_t tiles_per_row, Tile
         const Acc value = exclusive ? (i == 0 ? before : op(before, values[i - 1])) : op(before, values[i]);
         results[i] = convert<Out>(value);
     }
-    store_blocked<threads, items>(out + offset, valid, results);
+    Exchange::store(out + warp_offset, warp_valid, reinterpret_cast<Out *>(exchange[warp]), results);
 }
 
 // Rows shorter than a tile: a logical warp of `width` lanes per row, each lane `items` consecutive
