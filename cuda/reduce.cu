@@ -39,9 +39,11 @@ static int reduce_rows(int device, const In *in, Out *out, int64_t rows, int64_t
         return 0;
     }
 
-    // Split rows across blocks until the whole device is busy, never below a few vectors per thread.
+    // Split rows across blocks until the whole device is busy several times over (so faster SMs
+    // take more chunks), never below a few vectors per thread.
     const int64_t device_blocks = static_cast<int64_t>(multiprocessor_count(device)) *
-                                  resident_blocks_per_sm(reduce_rows_kernel<Op, In, Acc, Acc>);
+                                  resident_blocks_per_sm(reduce_rows_kernel<Op, In, Acc, Acc>) *
+                                  ReduceTuning::oversubscription;
     int64_t per_row = ceil_div(device_blocks, rows);
     const int64_t min_chunk = static_cast<int64_t>(threads) * Vec16<In>::size * ReduceTuning::unroll;
     if (per_row > ceil_div(n, min_chunk)) per_row = ceil_div(n, min_chunk);

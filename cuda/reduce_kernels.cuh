@@ -10,7 +10,7 @@ namespace gp {
 struct ReduceTuning {
     static constexpr int threads = 256;          // block size of every reduction kernel
     static constexpr int unroll = 4;             // 16-byte loads in flight per thread
-    static constexpr int blocks_per_sm = 8;      // full-occupancy grid for long rows
+    static constexpr int oversubscription = 4;   // blocks per resident block slot: balances SMs
     static constexpr int64_t warp_rows_max_n = 2048;  // rows up to this length: a (sub)warp per row
     static constexpr int64_t min_column_chunk = 64;   // fewest rows a column chunk reduces
 };

@@ -18,19 +18,73 @@ struct ScanTuning {
     static constexpr int threads = 256;  // tile kernel block size
     template <class In> static constexpr int items = sizeof(In) >= 8 ? 8 : 16;  // per thread
     static constexpr int short_row_items = 4;  // consecutive items per lane in the short-row kernel
-    static constexpr unsigned look_back_sleep_ns = 32;  // first back-off while a predecessor runs
+    static constexpr unsigned look_back_sleep_ns = 16;      // first back-off while a predecessor runs
+    static constexpr unsigned look_back_max_sleep_ns = 256; // longer sleeps overshoot the predecessor
 };
 
 enum : uint32_t { tile_invalid = 0, tile_aggregate = 1, tile_prefix = 2 };
 
-// Per-tile status of one single-pass scan.  A flag is written with release semantics after its
-// value; aggregate and inclusive prefix live in separate arrays so a reader that saw a flag reads
-// the value that flag announced.
-template <class Acc> struct TileState {
+template <class Acc> struct TileStatus {
+    uint32_t flag;
+    Acc value;
+};
+
+// Per-tile status of one single-pass scan, in zeroed device memory.  4-byte accumulators share one
+// 64-bit word with their flag, so a reader gets both in one load (one L2 round trip).  8-byte ones
+// keep flags apart: the value is stored before its flag is released, and aggregate and inclusive
+// prefix live in separate arrays so a reader that saw a flag reads the value that flag announced.
+template <class Acc, bool Packed = sizeof(Acc) == 4> struct TileState;
+
+template <class Acc> struct TileState<Acc, true> {
     unsigned long long *next_tile;  // dynamic tile order: tiles start in index order
+    unsigned long long *words;
+
+    static size_t bytes_per_tile() { return sizeof(unsigned long long); }
+    void bind(unsigned long long *counter, char *storage, int64_t)
+    {
+        next_tile = counter;
+        words = reinterpret_cast<unsigned long long *>(storage);
+    }
+
+    __device__ void publish(int64_t tile, uint32_t flag, Acc value) const
+    {
+        uint32_t bits;
+        memcpy(&bits, &value, sizeof bits);
+        const unsigned long long word = (static_cast<unsigned long long>(flag) << 32) | bits;
+        cuda::atomic_ref<unsigned long long, cuda::thread_scope_device>(words[tile]).store(
+            word, cuda::memory_order_relaxed);
+    }
+
+    __device__ TileStatus<Acc> wait(int64_t tile) const
+    {
+        cuda::atomic_ref<unsigned long long, cuda::thread_scope_device> slot(words[tile]);
+        unsigned long long word;
+        for (unsigned sleep_ns = ScanTuning::look_back_sleep_ns;
+             ((word = slot.load(cuda::memory_order_relaxed)) >> 32) == tile_invalid;
+             sleep_ns = sleep_ns < ScanTuning::look_back_max_sleep_ns ? 2 * sleep_ns : sleep_ns)
+            __nanosleep(sleep_ns);
+        TileStatus<Acc> status;
+        status.flag = static_cast<uint32_t>(word >> 32);
+        const uint32_t bits = static_cast<uint32_t>(word);
+        memcpy(&status.value, &bits, sizeof bits);
+        return status;
+    }
+};
+
+template <class Acc> struct TileState<Acc, false> {
+    unsigned long long *next_tile;
     uint32_t *flags;
     Acc *aggregate;
     Acc *inclusive;
+
+    static size_t bytes_per_tile() { return sizeof(uint32_t) + 2 * sizeof(Acc); }
+    void bind(unsigned long long *counter, char *storage, int64_t tiles)
+    {
+        next_tile = counter;
+        aggregate = reinterpret_cast<Acc *>(storage);
+        inclusive = aggregate + tiles;
+        flags = reinterpret_cast<uint32_t *>(inclusive + tiles);
+    }
 
     __device__ void publish(int64_t tile, uint32_t flag, Acc value) const
     {
@@ -40,22 +94,17 @@ template <class Acc> struct TileState {
             flag, cuda::memory_order_release);
     }
 
-    __device__ uint32_t wait_flag(int64_t tile) const
+    __device__ TileStatus<Acc> wait(int64_t tile) const
     {
         cuda::atomic_ref<uint32_t, cuda::thread_scope_device> flag(flags[tile]);
-        unsigned sleep_ns = ScanTuning::look_back_sleep_ns;
-        uint32_t value;
-        while ((value = flag.load(cuda::memory_order_acquire)) == tile_invalid) {
+        TileStatus<Acc> status;
+        for (unsigned sleep_ns = ScanTuning::look_back_sleep_ns;
+             (status.flag = flag.load(cuda::memory_order_acquire)) == tile_invalid;
+             sleep_ns = sleep_ns < ScanTuning::look_back_max_sleep_ns ? 2 * sleep_ns : sleep_ns)
             __nanosleep(sleep_ns);
-            if (sleep_ns < 1024) sleep_ns *= 2;
-        }
-        return value;
-    }
-
-    __device__ Acc value(int64_t tile, uint32_t flag) const
-    {
-        Acc *slot = flag == tile_prefix ? inclusive + tile : aggregate + tile;
-        return cuda::atomic_ref<Acc, cuda::thread_scope_device>(*slot).load(cuda::memory_order_relaxed);
+        Acc *slot = status.flag == tile_prefix ? inclusive + tile : aggregate + tile;
+        status.value = cuda::atomic_ref<Acc, cuda::thread_scope_device>(*slot).load(cuda::memory_order_relaxed);
+        return status;
     }
 };
 
@@ -74,8 +123,9 @@ __device__ Acc look_back(const TileState<Acc> &state, int64_t tile, int64_t t, A
         uint32_t flag = tile_prefix;                    // before the row: an empty prefix
         Acc value = Op::template identity<Acc>();
         if (predecessor >= row_first) {
-            flag = state.wait_flag(predecessor);
-            value = state.value(predecessor, flag);
+            const TileStatus<Acc> status = state.wait(predecessor);
+            flag = status.flag;
+            value = status.value;
         }
         const unsigned prefix_lanes = __ballot_sync(full_mask, flag == tile_prefix);
         const int last_lane = prefix_lanes ? __ffs(prefix_lanes) - 1 : warp_threads - 1;
@@ -213,8 +263,6 @@ scan_columns_kernel(const In *in, Out *out, int64_t outer, int64_t n, int64_t in
     }
 }
 
-static size_t round_up16(size_t bytes) { return (bytes + 15) / 16 * 16; }
-
 template <class Op, class In, class Acc, class Out>
 static int scan_rows(int device, const In *in, Out *out, int64_t rows, int64_t n, int exclusive,
                      gp_error *err)
@@ -238,16 +286,13 @@ static int scan_rows(int device, const In *in, Out *out, int64_t rows, int64_t n
     const int64_t tiles_per_row = ceil_div(n, tile_items);
     const int64_t tiles = rows * tiles_per_row;
     if (tiles > 0x7fffffff) return fail(err, GP_ERR_INVALID, "array too large for one scan launch");
-    const size_t header = round_up16(sizeof(unsigned long long)) + round_up16(sizeof(uint32_t) * tiles);
-    DeviceBuffer workspace;
-    if (workspace.allocate(header + 2 * round_up16(sizeof(Acc) * tiles), err)) return -1;
-    char *base = workspace.as<char>();
+    // Workspace: the tile counter, then the tile status; all zero (tile_invalid) at launch.
     TileState<Acc> state;
-    state.next_tile = reinterpret_cast<unsigned long long *>(base);
-    state.flags = reinterpret_cast<uint32_t *>(base + 16);
-    state.aggregate = reinterpret_cast<Acc *>(base + header);
-    state.inclusive = reinterpret_cast<Acc *>(base + header + round_up16(sizeof(Acc) * tiles));
-    GP_CUDA_TRY(cudaMemsetAsync(base, 0, header, stream), err, "cudaMemsetAsync");
+    const size_t bytes = 16 + TileState<Acc>::bytes_per_tile() * tiles;
+    DeviceBuffer workspace;
+    if (workspace.allocate(bytes, err)) return -1;
+    state.bind(workspace.as<unsigned long long>(), workspace.as<char>() + 16, tiles);
+    GP_CUDA_TRY(cudaMemsetAsync(workspace.as<void>(), 0, bytes, stream), err, "cudaMemsetAsync");
     scan_tiles_kernel<Op, In, Acc, Out><<<static_cast<unsigned>(tiles), threads, 0, stream>>>(
         in, out, n, tiles_per_row, state, exclusive);
     GP_CHECK_LAUNCH(err, "scan_tiles_kernel");

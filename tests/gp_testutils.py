@@ -35,6 +35,13 @@ C_SUM = 2.0
 _NOTGIVEN = object()
 
 
+def shape_axis_params(cases):
+    """[(shape, axis), ...] -> pytest params with readable ids like 3x5x7-ax(0,2)."""
+    import pytest
+    return [pytest.param(s, a, id=f"{'x'.join(map(str, s)) or '0d'}-ax{a!r}".replace(" ", ""))
+            for s, a in cases]
+
+
 # --------------------------------------------------------------------------
 # random data
 # --------------------------------------------------------------------------

@@ -10,7 +10,7 @@ from numpy.exceptions import AxisError
 import gpuprims
 from gp_testutils import (
     ALL_DTYPES, REDUCE_FUNCS, check_reduce, check_scan, data_kind, gp_call, make_data,
-    run_numpy_and_gp,
+    run_numpy_and_gp, shape_axis_params,
 )
 
 ALL_FUNCS = REDUCE_FUNCS + ["prefix_sum", "cumsum"]
@@ -62,7 +62,7 @@ def test_unsupported_python_inputs(device, func):
 @pytest.mark.parametrize("func", ["sum", "prod", "mean", "prefix_sum", "cumsum"])
 @pytest.mark.parametrize("bad", ["foo", complex, np.complex64, "complex128", object, "U3", "datetime64[s]",
                                  np.longdouble if np.dtype(np.longdouble).itemsize > 8 else np.clongdouble],
-                         ids=repr)
+                         ids=lambda v: getattr(v, "__name__", str(v)))
 def test_bad_dtype_argument(device, func, bad):
     a = np.arange(10, dtype=np.int32)
     with pytest.raises(TypeError):
@@ -75,6 +75,33 @@ def test_min_max_have_no_dtype_argument(func):
         call(func, np.arange(3), dtype=np.int64, device="cpu")
 
 
+# ----------------------------------------------------------- array-likes ---
+
+class _HasArray:
+    def __init__(self, arr):
+        self._arr = arr
+
+    def __array__(self, dtype=None, copy=None):
+        return self._arr if dtype is None else self._arr.astype(dtype)
+
+
+@pytest.mark.parametrize("func", ALL_FUNCS)
+def test_array_like_inputs(device, func):
+    import array
+    base = np.array([3.5, -1.25, 2.0, 8.0, -0.5])
+    for obj in (tuple(base.tolist()), array.array("d", base.tolist()), memoryview(base),
+                _HasArray(base.astype(np.float32)), range(1, 9), [np.int16(3), np.int16(-4)],
+                array.array("b", [100, 100, 100])):
+        np_fn = np.cumsum if func in ("prefix_sum", "cumsum") else getattr(np, func)
+        expected = np_fn(np.asarray(obj))
+        got = call(func, obj, device=device)
+        assert np.asarray(got).dtype == expected.dtype, (func, type(obj))
+        if func in REDUCE_FUNCS:
+            check_reduce(func, np.asarray(obj), got)
+        else:
+            check_scan(np.asarray(obj), got)
+
+
 # ------------------------------------------------------------------ axis ---
 
 AXIS_ERROR_CASES = [
@@ -83,7 +110,7 @@ AXIS_ERROR_CASES = [
 ]
 
 
-@pytest.mark.parametrize("shape,axis", AXIS_ERROR_CASES, ids=str)
+@pytest.mark.parametrize("shape,axis", shape_axis_params(AXIS_ERROR_CASES))
 @pytest.mark.parametrize("func", REDUCE_FUNCS)
 def test_reduce_bad_axis_axiserror(device, rng, func, shape, axis):
     a = make_data(rng, "float32", shape)
@@ -111,7 +138,7 @@ def test_non_integer_axis_like_numpy(device, rng, func, axis):
 
 
 @pytest.mark.parametrize("func", ["prefix_sum", "cumsum"])
-@pytest.mark.parametrize("shape,axis", [((3, 4), 2), ((3, 4), -3), ((5,), 1), ((5,), -2), ((), 1), ((), -2)], ids=str)
+@pytest.mark.parametrize("shape,axis", shape_axis_params([((3, 4), 2), ((3, 4), -3), ((5,), 1), ((5,), -2), ((), 1), ((), -2)]))
 def test_scan_bad_axis(device, rng, func, shape, axis):
     a = make_data(rng, "int32", shape)
     with pytest.raises(AxisError):

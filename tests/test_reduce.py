@@ -7,6 +7,7 @@ import pytest
 
 import gpuprims
 from gp_testutils import (
+    shape_axis_params,
     ALL_DTYPES, FLOAT_DTYPES, INT_DTYPES, REDUCE_FUNCS, SMALL_SIZES, _NOTGIVEN,
     check_reduce, data_kind, gp_call, make_data, np_reduce, run_numpy_and_gp,
     assert_same_kind_of_result,
@@ -122,18 +123,18 @@ DTYPE_ARG_CASES = [
 
 @pytest.mark.parametrize("in_dt,dt", [pytest.param(i, d, id=f"{i}->{d}") for i, d in DTYPE_ARG_CASES])
 @pytest.mark.parametrize("func", ["sum", "prod"])
-@pytest.mark.parametrize("shape,axis", [((1000,), None), ((4097,), 0), ((37, 41), 0), ((37, 41), 1),
-                                        ((6, 7, 8), (0, 2))])
+@pytest.mark.parametrize("shape,axis", shape_axis_params([((1000,), None), ((4097,), 0), ((37, 41), 0), ((37, 41), 1),
+                                        ((6, 7, 8), (0, 2))]))
 def test_dtype_argument(device, rng, func, in_dt, dt, shape, axis):
     a = make_data(rng, in_dt, shape, data_kind(func))
-    for dtype_obj in (np.dtype(dt), dt):
+    for dtype_obj in (np.dtype(dt), dt, np.dtype(dt).type):
         got = gp_call(func, a, device, axis=axis, dtype=dtype_obj)
         check_reduce(func, a, got, axis=axis, dtype=np.dtype(dt))
 
 
 @pytest.mark.parametrize("in_dt", ALL_DTYPES)
 @pytest.mark.parametrize("dt", ["float16", "float32", "float64"])
-@pytest.mark.parametrize("shape,axis", [((1000,), None), ((37, 41), 0), ((37, 41), 1)])
+@pytest.mark.parametrize("shape,axis", shape_axis_params([((1000,), None), ((37, 41), 0), ((37, 41), 1)]))
 def test_mean_float_dtype_argument(device, rng, in_dt, dt, shape, axis):
     a = make_data(rng, in_dt, shape, "sum")
     if dt == "float16" and in_dt in INT_DTYPES:
@@ -202,8 +203,8 @@ def test_mean_full_range_int64_does_not_wrap(device, rng):
     check_reduce("mean", a, got)
 
 
-@pytest.mark.parametrize("shape,axis", [((10000,), None), ((10000, 3), 0), ((3, 10000), 1),
-                                        ((100, 100, 3), (0, 1)), ((100, 3, 100), (0, 2))])
+@pytest.mark.parametrize("shape,axis", shape_axis_params([((10000,), None), ((10000, 3), 0), ((3, 10000), 1),
+                                        ((100, 100, 3), (0, 1)), ((100, 3, 100), (0, 2))]))
 def test_float16_sum_accumulates_in_float32(device, rng, shape, axis):
     # positive values: a float16 running sum would stall at 2048.
     a = rng.uniform(0.25, 1.0, size=shape).astype(np.float16)
@@ -328,8 +329,8 @@ def test_nan_propagates_full(device, rng, func, dtype, n, where):
 
 @pytest.mark.parametrize("dtype", FLOAT_DTYPES)
 @pytest.mark.parametrize("func", REDUCE_FUNCS)
-@pytest.mark.parametrize("shape,axis", [((50, 7), 0), ((50, 7), 1), ((7, 50), 1), ((4, 5, 6), (0, 2)),
-                                        ((4, 5, 6), 1), ((300, 2), 0)])
+@pytest.mark.parametrize("shape,axis", shape_axis_params([((50, 7), 0), ((50, 7), 1), ((7, 50), 1), ((4, 5, 6), (0, 2)),
+                                        ((4, 5, 6), 1), ((300, 2), 0)]))
 def test_nan_propagates_per_slice(device, rng, func, dtype, shape, axis):
     a = make_data(rng, dtype, shape, data_kind(func))
     # one NaN in about half of the output slices (at least one with, one without)

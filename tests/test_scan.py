@@ -7,6 +7,7 @@ import pytest
 
 import gpuprims
 from gp_testutils import (
+    shape_axis_params,
     ALL_DTYPES, FLOAT_DTYPES, INT_DTYPES, SMALL_SIZES, _NOTGIVEN, check_scan, gp_call,
     make_data, np_scan, run_numpy_and_gp, shift_exclusive,
 )
@@ -90,9 +91,9 @@ def test_positional_arguments(device, rng, variant):
 
 @pytest.mark.parametrize("dtype", ["float32", "int32", "float64", "uint8"])
 @pytest.mark.parametrize("variant", MAIN_VARIANTS)
-@pytest.mark.parametrize("shape,axis", [((1_000_000, 2), 0), ((1_000_000, 2), -1), ((1_000_000, 2), None),
+@pytest.mark.parametrize("shape,axis", shape_axis_params([((1_000_000, 2), 0), ((1_000_000, 2), -1), ((1_000_000, 2), None),
                                         ((2, 1_000_000), 1), ((2, 1_000_000), 0),
-                                        ((100_000, 7), 0), ((7, 100_000), -1)])
+                                        ((100_000, 7), 0), ((7, 100_000), -1)]))
 def test_scan_tall_and_wide(device, rng, variant, dtype, shape, axis):
     if dtype in ("float64", "uint8") and shape[0] == 1_000_000 and axis != 0:
         pytest.skip("keep runtime down")
@@ -101,9 +102,9 @@ def test_scan_tall_and_wide(device, rng, variant, dtype, shape, axis):
     check_scan(a, got, axis=axis, exclusive=is_exclusive(variant))
 
 
-@pytest.mark.parametrize("shape,axis", [((0,), None), ((0,), 0), ((0,), -1), ((3, 0), 0), ((3, 0), 1),
+@pytest.mark.parametrize("shape,axis", shape_axis_params([((0,), None), ((0,), 0), ((0,), -1), ((3, 0), 0), ((3, 0), 1),
                                         ((3, 0), None), ((0, 5), 0), ((0, 5), 1), ((0, 5), None),
-                                        ((2, 0, 4), 2), ((2, 0, 4), 1)])
+                                        ((2, 0, 4), 2), ((2, 0, 4), 1)]))
 @pytest.mark.parametrize("dtype", ["bool", "int8", "uint32", "int64", "float16", "float64"])
 @pytest.mark.parametrize("variant", MAIN_VARIANTS)
 def test_scan_empty(device, variant, dtype, shape, axis):
@@ -135,12 +136,12 @@ DTYPE_ARG_CASES = [
 
 @pytest.mark.parametrize("in_dt,dt", [pytest.param(i, d, id=f"{i}->{d}") for i, d in DTYPE_ARG_CASES])
 @pytest.mark.parametrize("variant", MAIN_VARIANTS)
-@pytest.mark.parametrize("shape,axis", [((1000,), None), ((4097,), 0), ((37, 41), 0), ((37, 41), 1)])
+@pytest.mark.parametrize("shape,axis", shape_axis_params([((1000,), None), ((4097,), 0), ((37, 41), 0), ((37, 41), 1)]))
 def test_scan_dtype_argument(device, rng, variant, in_dt, dt, shape, axis):
     a = make_data(rng, in_dt, shape)
     if dt == "int64" and in_dt == "float64":
         a = a * 1000   # float -> int casts truncate each element (like numpy)
-    for dtype_obj in (np.dtype(dt), dt):
+    for dtype_obj in (np.dtype(dt), dt, np.dtype(dt).type):
         got = scan(variant, a, device, axis=axis, dtype=dtype_obj)
         check_scan(a, got, axis=axis, dtype=np.dtype(dt), exclusive=is_exclusive(variant))
 
