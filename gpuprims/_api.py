@@ -158,13 +158,8 @@ def _run_reduce(name, op, a, axis, dtype, keepdims, device):
     plan = _reduce_plan(array, axes, result_dtype, op)
     flat = _core.reduce(plan.source, _OPS[op], plan.backend_dtype.num, plan.outer, plan.n,
                         plan.inner, index)
-    result = plan.finish(flat).reshape(_reduced_shape(array.shape, axes, keepdims))
+    result = plan.finish(flat).reshape(_reduced_shape(array.shape, axes, bool(keepdims)))
     return result[()] if result.ndim == 0 else result
-
-
-def _check_keepdims(keepdims):
-    if not isinstance(keepdims, (bool, np.bool_)):
-        raise TypeError(f"keepdims must be a bool, not {type(keepdims).__name__}")
 
 
 def sum(a, axis=None, dtype=None, keepdims=False, *, device=None):
@@ -199,7 +194,6 @@ def sum(a, axis=None, dtype=None, keepdims=False, *, device=None):
     MemoryError
         When device or host memory runs out.
     """
-    _check_keepdims(keepdims)
     return _run_reduce("sum", "sum", a, axis, dtype, keepdims, device)
 
 
@@ -214,7 +208,6 @@ def prod(a, axis=None, dtype=None, keepdims=False, *, device=None):
     numpy.generic or numpy.ndarray
         A NumPy scalar for a full reduction, else a new C-contiguous array.
     """
-    _check_keepdims(keepdims)
     return _run_reduce("prod", "prod", a, axis, dtype, keepdims, device)
 
 
@@ -243,7 +236,6 @@ def min(a, axis=None, keepdims=False, *, device=None):
     ValueError
         For an empty selection (there is no identity), as NumPy.
     """
-    _check_keepdims(keepdims)
     return _run_reduce("min", "min", a, axis, None, keepdims, device)
 
 
@@ -256,7 +248,6 @@ def max(a, axis=None, keepdims=False, *, device=None):
     -------
     numpy.generic or numpy.ndarray
     """
-    _check_keepdims(keepdims)
     return _run_reduce("max", "max", a, axis, None, keepdims, device)
 
 
@@ -283,7 +274,6 @@ def mean(a, axis=None, dtype=None, keepdims=False, *, device=None):
     -------
     numpy.generic or numpy.ndarray
     """
-    _check_keepdims(keepdims)
     index = resolve_device(device)
     array = _as_input(a, "mean")
     if array.ndim == 0 and axis is not None and not isinstance(axis, tuple):
