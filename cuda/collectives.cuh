@@ -67,21 +67,20 @@ __device__ T block_exclusive_scan(T value, Op op, T *scratch, T &total)
     return op(warp_prefix, exclusive);
 }
 
-// Exchange between warp-striped global memory and thread-blocked registers through shared memory
-// (CUB's WARP_TRANSPOSE): a warp reads and writes its 32*Items contiguous elements as 16-byte
-// vectors, coalesced, while each lane computes on Items consecutive elements.  One padding slot
-// per 32 elements keeps both sides free of bank conflicts for 4-byte elements.
-template <int Items> struct WarpExchange {
+// A warp's tile segment staged in shared memory (CUB's WARP_TRANSPOSE without the register
+// copy): the warp moves its 32*Items contiguous elements between global and shared memory as
+// coalesced 16-byte vectors, while lane l works on elements [l*Items, (l+1)*Items).  One padding
+// slot per 32 elements keeps both access patterns free of bank conflicts for 4-byte elements.
+template <int Items> struct WarpTile {
     static constexpr int warp_items = warp_threads * Items;
     static constexpr int slots = warp_items + warp_items / warp_threads;
 
     static __device__ __forceinline__ int slot(int element) { return element + element / warp_threads; }
 
-    // values[i] = src[lane*Items + i] for elements below `valid` (may be <= 0), else the identity.
-    template <class Op, class In, class Acc>
-    static __device__ void load(const In *src, int64_t valid, In *buffer, Acc (&values)[Items])
+    // Copies src[0, valid) (valid may be <= 0) into the warp's buffer.
+    template <class T> static __device__ void stage(const T *src, int64_t valid, T *buffer)
     {
-        using Vec = Vec16<In>;
+        using Vec = Vec16<T>;
         static_assert(Items % Vec::size == 0, "items per thread must fill whole vectors");
         const int lane = threadIdx.x % warp_threads;
         if (valid >= warp_items && reinterpret_cast<uintptr_t>(src) % 16 == 0) {
@@ -100,45 +99,44 @@ template <int Items> struct WarpExchange {
             }
         }
         __syncwarp();
-#pragma unroll
-        for (int i = 0; i < Items; ++i) {
-            const int element = lane * Items + i;
-            values[i] = element < valid ? convert<Acc>(buffer[slot(element)]) : Op::template identity<Acc>();
-        }
-        __syncwarp();
     }
 
-    // dst[lane*Items + i] = values[i] for elements below `valid`.
-    template <class Out>
-    static __device__ void store(Out *dst, int64_t valid, Out *buffer, const Out (&values)[Items])
+    // The lane's i-th element as Acc, or the identity past `valid`.
+    template <class Op, class Acc, class T>
+    static __device__ __forceinline__ Acc get(const T *buffer, int64_t valid, int i)
     {
-        using Vec = Vec16<Out>;
+        const int element = (threadIdx.x % warp_threads) * Items + i;
+        return element < valid ? convert<Acc>(buffer[slot(element)]) : Op::template identity<Acc>();
+    }
+
+    template <class T> static __device__ __forceinline__ void put(T *buffer, int i, T value)
+    {
+        buffer[slot((threadIdx.x % warp_threads) * Items + i)] = value;
+    }
+
+    // Copies the warp's buffer to dst[0, valid).
+    template <class T> static __device__ void flush(T *dst, int64_t valid, const T *buffer)
+    {
+        using Vec = Vec16<T>;
+        static_assert(Items % Vec::size == 0, "items per thread must fill whole vectors");
         const int lane = threadIdx.x % warp_threads;
-#pragma unroll
-        for (int i = 0; i < Items; ++i) buffer[slot(lane * Items + i)] = values[i];
         __syncwarp();
-        bool vectorized = false;
-        if constexpr (Items % Vec::size == 0) {
-            if (valid >= warp_items && reinterpret_cast<uintptr_t>(dst) % 16 == 0) {
-                vectorized = true;
+        if (valid >= warp_items && reinterpret_cast<uintptr_t>(dst) % 16 == 0) {
 #pragma unroll
-                for (int k = 0; k < Items / Vec::size; ++k) {
-                    const int v = k * warp_threads + lane;
-                    Vec packed;
+            for (int k = 0; k < Items / Vec::size; ++k) {
+                const int v = k * warp_threads + lane;
+                Vec packed;
 #pragma unroll
-                    for (int j = 0; j < Vec::size; ++j) packed.v[j] = buffer[slot(v * Vec::size + j)];
-                    reinterpret_cast<Vec *>(dst)[v] = packed;
-                }
+                for (int j = 0; j < Vec::size; ++j) packed.v[j] = buffer[slot(v * Vec::size + j)];
+                reinterpret_cast<Vec *>(dst)[v] = packed;
             }
-        }
-        if (!vectorized) {
+        } else {
 #pragma unroll
             for (int i = 0; i < Items; ++i) {
                 const int element = i * warp_threads + lane;
                 if (element < valid) dst[element] = buffer[slot(element)];
             }
         }
-        __syncwarp();
     }
 };
 

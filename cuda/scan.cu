@@ -13,10 +13,16 @@
 
 namespace gp {
 
-// Tuning constants of the scan kernels.
+// Tuning constants of the scan kernels.  The tile kernel keeps its tile in shared memory, not in
+// registers, so many tiles are in flight per SM while their look-backs wait (the scan is bound by
+// that latency, not by bandwidth, at fewer bytes in flight).
 struct ScanTuning {
-    static constexpr int threads = 256;  // tile kernel block size
-    template <class In> static constexpr int items = sizeof(In) >= 8 ? 8 : 16;  // per thread
+    static constexpr int threads = 128;           // tile kernel block size
+    static constexpr int min_blocks_per_sm = 12;  // register cap that lets shared memory set occupancy
+    // Items per thread: 32 (a 16 KB float32 tile); 16 where 8-byte or widening elements would
+    // push the shared-memory tile past the 48 KB static limit.
+    template <class In, class Out>
+    static constexpr int items = sizeof(In) >= 8 || sizeof(Out) > sizeof(In) ? 16 : 32;
     static constexpr int short_row_items = 4;  // consecutive items per lane in the short-row kernel
     static constexpr unsigned look_back_sleep_ns = 16;      // first back-off while a predecessor runs
     static constexpr unsigned look_back_max_sleep_ns = 256; // longer sleeps overshoot the predecessor
@@ -138,16 +144,18 @@ __device__ Acc look_back(const TileState<Acc> &state, int64_t tile, int64_t t, A
 }
 
 template <class Op, class In, class Acc, class Out>
-__global__ void __launch_bounds__(ScanTuning::threads)
+__global__ void __launch_bounds__(ScanTuning::threads, ScanTuning::min_blocks_per_sm)
 scan_tiles_kernel(const In *in, Out *out, int64_t n, int64_t tiles_per_row, TileState<Acc> state,
                   int exclusive)
 {
     constexpr int threads = ScanTuning::threads;
-    constexpr int items = ScanTuning::items<In>;
+    constexpr int items = ScanTuning::items<In, Out>;
     constexpr int64_t tile_items = static_cast<int64_t>(threads) * items;
-    using Exchange = WarpExchange<items>;
-    constexpr int element_bytes = sizeof(In) > sizeof(Out) ? sizeof(In) : sizeof(Out);
-    __shared__ alignas(16) unsigned char exchange[threads / warp_threads][Exchange::slots * element_bytes];
+    using Tile = WarpTile<items>;
+    // Outputs overwrite their inputs in place when both have one size, else get their own slots.
+    constexpr bool in_place = sizeof(In) == sizeof(Out);
+    constexpr int warp_bytes = Tile::slots * (sizeof(In) + (in_place ? 0 : sizeof(Out)));
+    __shared__ alignas(16) unsigned char tile_storage[threads / warp_threads][warp_bytes];
     __shared__ Acc scratch[threads / warp_threads];
     __shared__ Acc shared_prefix;
     __shared__ unsigned long long shared_tile;
@@ -159,17 +167,19 @@ scan_tiles_kernel(const In *in, Out *out, int64_t n, int64_t tiles_per_row, Tile
     const int64_t row = tile / tiles_per_row, t = tile - row * tiles_per_row;
     const int64_t offset = row * n + t * tile_items;
     const int64_t valid = n - t * tile_items < tile_items ? n - t * tile_items : tile_items;
-    // Each warp owns a contiguous segment of the tile; lanes hold consecutive items within it.
+    // Each warp owns a contiguous segment of the tile; lanes own consecutive items within it.
     const int warp = threadIdx.x / warp_threads;
-    const int64_t warp_offset = offset + static_cast<int64_t>(warp) * Exchange::warp_items;
-    const int64_t warp_valid = valid - static_cast<int64_t>(warp) * Exchange::warp_items;
+    const int64_t warp_offset = offset + static_cast<int64_t>(warp) * Tile::warp_items;
+    const int64_t warp_valid = valid - static_cast<int64_t>(warp) * Tile::warp_items;
+    In *in_tile = reinterpret_cast<In *>(tile_storage[warp]);
+    Out *out_tile = reinterpret_cast<Out *>(tile_storage[warp] + (in_place ? 0 : Tile::slots * sizeof(In)));
 
-    Acc values[items];
-    Exchange::template load<Op>(in + warp_offset, warp_valid, reinterpret_cast<In *>(exchange[warp]), values);
+    Tile::stage(in + warp_offset, warp_valid, in_tile);
+    Acc thread_total = Op::template identity<Acc>();
 #pragma unroll
-    for (int i = 1; i < items; ++i) values[i] = op(values[i - 1], values[i]);
+    for (int i = 0; i < items; ++i) thread_total = op(thread_total, Tile::template get<Op, Acc>(in_tile, warp_valid, i));
     Acc block_total;
-    const Acc thread_prefix = block_exclusive_scan<threads>(values[items - 1], op, scratch, block_total);
+    const Acc thread_prefix = block_exclusive_scan<threads>(thread_total, op, scratch, block_total);
 
     Acc tile_prefix_value = Op::template identity<Acc>();
     if (t == 0) {
@@ -183,14 +193,19 @@ scan_tiles_kernel(const In *in, Out *out, int64_t n, int64_t tiles_per_row, Tile
         tile_prefix_value = shared_prefix;
     }
 
-    const Acc before = op(tile_prefix_value, thread_prefix);
-    Out results[items];
+    Acc running = op(tile_prefix_value, thread_prefix);
 #pragma unroll
     for (int i = 0; i < items; ++i) {
-        const Acc value = exclusive ? (i == 0 ? before : op(before, values[i - 1])) : op(before, values[i]);
-        results[i] = convert<Out>(value);
+        const Acc value = Tile::template get<Op, Acc>(in_tile, warp_valid, i);
+        if (exclusive) {
+            Tile::put(out_tile, i, convert<Out>(running));
+            running = op(running, value);
+        } else {
+            running = op(running, value);
+            Tile::put(out_tile, i, convert<Out>(running));
+        }
     }
-    Exchange::store(out + warp_offset, warp_valid, reinterpret_cast<Out *>(exchange[warp]), results);
+    Tile::flush(out + warp_offset, warp_valid, out_tile);
 }
 
 // Rows shorter than a tile: a logical warp of `width` lanes per row, each lane `items` consecutive
@@ -268,7 +283,7 @@ static int scan_rows(int device, const In *in, Out *out, int64_t rows, int64_t n
                      gp_error *err)
 {
     constexpr int threads = ScanTuning::threads;
-    constexpr int64_t tile_items = static_cast<int64_t>(threads) * ScanTuning::items<In>;
+    constexpr int64_t tile_items = static_cast<int64_t>(threads) * ScanTuning::items<In, Out>;
     const cudaStream_t stream = work_stream();
 
     if (n <= tile_items) {
