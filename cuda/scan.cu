@@ -2,7 +2,9 @@
 //   inner == 1, long rows:  scan_tiles_kernel, a single pass with decoupled look-back (Merrill &
 //                           Garland): each tile publishes its aggregate, then its inclusive prefix;
 //                           a tile's first warp looks back over 32 predecessors at a time.  Every
-//                           row is a run of tiles; look-back stops at the row's first tile;
+//                           row is a run of tiles; look-back stops at the row's first tile.  Block
+//                           i scans tile i: like CUB, this relies on blocks being dispatched in
+//                           index order, so a tile's predecessors are running or done;
 //   inner == 1, short rows: scan_short_rows_kernel, a logical warp per row;
 //   inner > 1:              scan_columns_kernel, a thread per column; when columns are few, n is
 //                           cut into chunks whose totals (reduce_columns_kernel) are scanned first.
@@ -42,15 +44,10 @@ template <class Acc> struct TileStatus {
 template <class Acc, bool Packed = sizeof(Acc) == 4> struct TileState;
 
 template <class Acc> struct TileState<Acc, true> {
-    unsigned long long *next_tile;  // dynamic tile order: tiles start in index order
     unsigned long long *words;
 
     static size_t bytes_per_tile() { return sizeof(unsigned long long); }
-    void bind(unsigned long long *counter, char *storage, int64_t)
-    {
-        next_tile = counter;
-        words = reinterpret_cast<unsigned long long *>(storage);
-    }
+    void bind(void *storage, int64_t) { words = static_cast<unsigned long long *>(storage); }
 
     __device__ void publish(int64_t tile, uint32_t flag, Acc value) const
     {
@@ -78,16 +75,14 @@ template <class Acc> struct TileState<Acc, true> {
 };
 
 template <class Acc> struct TileState<Acc, false> {
-    unsigned long long *next_tile;
     uint32_t *flags;
     Acc *aggregate;
     Acc *inclusive;
 
     static size_t bytes_per_tile() { return sizeof(uint32_t) + 2 * sizeof(Acc); }
-    void bind(unsigned long long *counter, char *storage, int64_t tiles)
+    void bind(void *storage, int64_t tiles)
     {
-        next_tile = counter;
-        aggregate = reinterpret_cast<Acc *>(storage);
+        aggregate = static_cast<Acc *>(storage);
         inclusive = aggregate + tiles;
         flags = reinterpret_cast<uint32_t *>(inclusive + tiles);
     }
@@ -158,12 +153,9 @@ scan_tiles_kernel(const In *in, Out *out, int64_t n, int64_t tiles_per_row, Tile
     __shared__ alignas(16) unsigned char tile_storage[threads / warp_threads][warp_bytes];
     __shared__ Acc scratch[threads / warp_threads];
     __shared__ Acc shared_prefix;
-    __shared__ unsigned long long shared_tile;
     const Op op;
 
-    if (threadIdx.x == 0) shared_tile = atomicAdd(state.next_tile, 1ull);
-    __syncthreads();
-    const int64_t tile = static_cast<int64_t>(shared_tile);
+    const int64_t tile = blockIdx.x;
     const int64_t row = tile / tiles_per_row, t = tile - row * tiles_per_row;
     const int64_t offset = row * n + t * tile_items;
     const int64_t valid = n - t * tile_items < tile_items ? n - t * tile_items : tile_items;
@@ -301,12 +293,12 @@ static int scan_rows(int device, const In *in, Out *out, int64_t rows, int64_t n
     const int64_t tiles_per_row = ceil_div(n, tile_items);
     const int64_t tiles = rows * tiles_per_row;
     if (tiles > 0x7fffffff) return fail(err, GP_ERR_INVALID, "array too large for one scan launch");
-    // Workspace: the tile counter, then the tile status; all zero (tile_invalid) at launch.
+    // Workspace: the tile status, all zero (tile_invalid) at launch.
     TileState<Acc> state;
-    const size_t bytes = 16 + TileState<Acc>::bytes_per_tile() * tiles;
+    const size_t bytes = TileState<Acc>::bytes_per_tile() * tiles;
     DeviceBuffer workspace;
     if (workspace.allocate(bytes, err)) return -1;
-    state.bind(workspace.as<unsigned long long>(), workspace.as<char>() + 16, tiles);
+    state.bind(workspace.as<void>(), tiles);
     GP_CUDA_TRY(cudaMemsetAsync(workspace.as<void>(), 0, bytes, stream), err, "cudaMemsetAsync");
     scan_tiles_kernel<Op, In, Acc, Out><<<static_cast<unsigned>(tiles), threads, 0, stream>>>(
         in, out, n, tiles_per_row, state, exclusive);
