@@ -135,6 +135,17 @@ static int prepare(PyObject *array, int out_typenum, int64_t outer, int64_t n, i
     return 0;
 }
 
+/* Releases the call's input; returns its output, or NULL (releasing it too) on failure. */
+static PyObject *finish_call(prepared_call *call, int status)
+{
+    Py_DECREF(call->in);
+    if (status) {
+        Py_DECREF(call->out);
+        return NULL;
+    }
+    return (PyObject *)call->out;
+}
+
 static int reduce_desc_from(const prepared_call *call, int op, gp_reduce_desc *desc)
 {
     *desc = (gp_reduce_desc){(gp_op)op, call->in_dtype, call->out_dtype, call->outer, call->n,
@@ -179,12 +190,7 @@ static PyObject *core_reduce(PyObject *self, PyObject *args)
         Py_END_ALLOW_THREADS
         if (status) raise_backend_error(&err);
     }
-    Py_DECREF(call.in);
-    if (status) {
-        Py_DECREF(call.out);
-        return NULL;
-    }
-    return (PyObject *)call.out;
+    return finish_call(&call, status);
 }
 
 PyDoc_STRVAR(scan_doc, "scan(array, out_typenum, outer, n, inner, exclusive, device) -> 1-D array\n\n"
@@ -209,12 +215,7 @@ static PyObject *core_scan(PyObject *self, PyObject *args)
         Py_END_ALLOW_THREADS
         if (status) raise_backend_error(&err);
     }
-    Py_DECREF(call.in);
-    if (status) {
-        Py_DECREF(call.out);
-        return NULL;
-    }
-    return (PyObject *)call.out;
+    return finish_call(&call, status);
 }
 
 PyDoc_STRVAR(cuda_device_count_doc, "cuda_device_count() -> (count, reason)\n\n"

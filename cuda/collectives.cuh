@@ -67,6 +67,24 @@ __device__ T block_exclusive_scan(T value, Op op, T *scratch, T &total)
     return op(warp_prefix, exclusive);
 }
 
+// Rows shared out to logical warps of `width` lanes (several rows per hardware warp when width <
+// 32), grid-stride.  Usage: for (base = first; base < rows; base += stride) row = base + group.
+// Every lane of a hardware warp runs the same iterations, so shuffles stay converged.
+struct LogicalWarpRows {
+    int lane;        // lane within the logical warp
+    int64_t group;   // logical warp within the hardware warp
+    int64_t first;   // first row of this hardware warp
+    int64_t stride;  // logical warps in the grid
+
+    __device__ explicit LogicalWarpRows(int width)
+        : lane(static_cast<int>(threadIdx.x % width)),
+          group((threadIdx.x % warp_threads) / width),
+          first((static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x / warp_threads * warp_threads) / width),
+          stride(static_cast<int64_t>(gridDim.x) * blockDim.x / width)
+    {
+    }
+};
+
 // A warp's tile segment staged in shared memory (CUB's WARP_TRANSPOSE without the register
 // copy): the warp moves its 32*Items contiguous elements between global and shared memory as
 // coalesced 16-byte vectors, while lane l works on elements [l*Items, (l+1)*Items).  One padding

@@ -87,19 +87,14 @@ __global__ void __launch_bounds__(ReduceTuning::threads)
 reduce_short_rows_kernel(const In *in, Out *out, int64_t rows, int64_t n, int width)
 {
     const Op op;
-    const int lane = threadIdx.x % width;
-    const int64_t groups = static_cast<int64_t>(gridDim.x) * blockDim.x / width;
-    // Every lane of a warp runs the same number of iterations, so the shuffles stay converged.
-    const int64_t warp_first_group = (static_cast<int64_t>(blockIdx.x) * blockDim.x +
-                                      threadIdx.x / warp_threads * warp_threads) / width;
-    const int64_t group_in_warp = (threadIdx.x % warp_threads) / width;
-    for (int64_t base = warp_first_group; base < rows; base += groups) {
-        const int64_t row = base + group_in_warp;
+    const LogicalWarpRows assigned(width);
+    for (int64_t base = assigned.first; base < rows; base += assigned.stride) {
+        const int64_t row = base + assigned.group;
         Acc acc = Op::template identity<Acc>();
         if (row < rows)
-            for (int64_t i = lane; i < n; i += width) acc = op(acc, convert<Acc>(in[row * n + i]));
+            for (int64_t i = assigned.lane; i < n; i += width) acc = op(acc, convert<Acc>(in[row * n + i]));
         acc = warp_reduce(acc, op, width);
-        if (row < rows && lane == 0) out[row] = convert<Out>(acc);
+        if (row < rows && assigned.lane == 0) out[row] = convert<Out>(acc);
     }
 }
 

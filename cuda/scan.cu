@@ -208,13 +208,10 @@ scan_short_rows_kernel(const In *in, Out *out, int64_t rows, int64_t n, int widt
 {
     constexpr int items = ScanTuning::short_row_items;
     const Op op;
-    const int lane = threadIdx.x % width;
-    const int64_t groups = static_cast<int64_t>(gridDim.x) * blockDim.x / width;
-    const int64_t warp_first_group = (static_cast<int64_t>(blockIdx.x) * blockDim.x +
-                                      threadIdx.x / warp_threads * warp_threads) / width;
-    const int64_t group_in_warp = (threadIdx.x % warp_threads) / width;
-    for (int64_t base = warp_first_group; base < rows; base += groups) {
-        const int64_t row = base + group_in_warp;
+    const LogicalWarpRows assigned(width);
+    const int lane = assigned.lane;
+    for (int64_t base = assigned.first; base < rows; base += assigned.stride) {
+        const int64_t row = base + assigned.group;
         const bool active = row < rows;
         const In *src = in + row * n;
         Out *dst = out + row * n;
