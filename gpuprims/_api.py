@@ -283,14 +283,22 @@ def mean(a, axis=None, dtype=None, keepdims=False, *, device=None):
         return np.mean(array, axis=axes, dtype=dtype, keepdims=keepdims)
     _accumulation_dtype("mean", array, dtype)  # validates dtype=
     float16_result = dtype is None and array.dtype == np.float16
-    if dtype is None:
-        dtype = np.float64 if array.dtype.kind in "biu" else (np.float32 if float16_result else None)
-    total = _run_reduce("mean", "sum", array, axes, dtype, keepdims, _device_name(index))
+    total = _run_reduce("mean", "sum", array, axes, _mean_sum_dtype(array, dtype), keepdims,
+                        _device_name(index))
     count = math.prod(array.shape[axis] for axis in axes)
     if isinstance(total, np.ndarray):
         total = np.true_divide(total, count, out=total, casting="unsafe")
         return total.astype(np.float16) if float16_result else total
     return (np.float16 if float16_result else total.dtype.type)(total / count)
+
+
+def _mean_sum_dtype(array, dtype):
+    """The dtype numpy.mean sums in: float64 for integers and bool, float32 for float16."""
+    if dtype is not None:
+        return dtype
+    if array.dtype.kind in "biu":
+        return np.float64
+    return np.float32 if array.dtype == np.float16 else None
 
 
 def _device_name(index):
@@ -377,10 +385,7 @@ def _time_kernel(name, a, repeats, *, device="cuda", **kwargs):
         kind, op = "scan", 0
     else:
         op = {"mean": "sum"}.get(name, name)
-        dtype = kwargs.get("dtype")
-        if name == "mean" and dtype is None:
-            dtype = np.float64 if array.dtype.kind in "biu" else (
-                np.float32 if array.dtype == np.float16 else None)
+        dtype = _mean_sum_dtype(array, kwargs.get("dtype")) if name == "mean" else kwargs.get("dtype")
         result_dtype = (array.dtype.newbyteorder("=") if op in ("min", "max")
                         else _accumulation_dtype(op, array, dtype))
         plan = _reduce_plan(array, _normalize_axes(kwargs.get("axis"), array.ndim), result_dtype, op)

@@ -18,8 +18,8 @@ class DeviceUnavailableError(RuntimeError, ValueError):
 
 @functools.lru_cache(maxsize=None)
 def _cuda_device_count():
-    count, reason = _core.cuda_device_count()
-    return count, reason
+    """(number of usable GPUs, why there are none or None), asked once per process."""
+    return _core.cuda_device_count()
 
 
 def cuda_available():

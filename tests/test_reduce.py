@@ -1,6 +1,5 @@
 """Reductions (sum, prod, mean, min, max) against NumPy."""
 
-import warnings
 
 import numpy as np
 import pytest
@@ -8,7 +7,7 @@ import pytest
 import gpuprims
 from gp_testutils import (
     shape_axis_params,
-    ALL_DTYPES, FLOAT_DTYPES, INT_DTYPES, REDUCE_FUNCS, SMALL_SIZES, _NOTGIVEN,
+    ALL_DTYPES, FLOAT_DTYPES, INT_DTYPES, REDUCE_FUNCS, SMALL_SIZES,
     check_reduce, data_kind, gp_call, make_data, np_reduce, run_numpy_and_gp,
     assert_same_kind_of_result,
 )

@@ -8,7 +8,7 @@ import pytest
 import gpuprims
 from gp_testutils import (
     shape_axis_params,
-    ALL_DTYPES, FLOAT_DTYPES, INT_DTYPES, SMALL_SIZES, _NOTGIVEN, check_scan, gp_call,
+    ALL_DTYPES, FLOAT_DTYPES, SMALL_SIZES, _NOTGIVEN, check_scan, gp_call,
     make_data, np_scan, run_numpy_and_gp, shift_exclusive,
 )
 
