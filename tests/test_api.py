@@ -394,3 +394,24 @@ def test_cpu_and_cuda_agree_all_dtypes(rng, dtype):
                 check_reduce(func, a, gpu, axis=axis)
             else:
                 check_scan(a, gpu, axis=axis)
+
+
+def test_concurrent_threads_get_correct_results(device):
+    """Several Python threads at once (the GIL is released during the work; on the GPU each host
+    thread has its own stream): every result must still be right."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    rng = np.random.default_rng(12345)
+    arrays = [rng.integers(-1000, 1000, size=(int(n), 37), dtype=np.int32)
+              for n in rng.integers(1000, 50000, size=16)]
+
+    def work(a):
+        return (gpuprims.sum(a, axis=0, device=device), gpuprims.prefix_sum(a, axis=1, device=device),
+                gpuprims.max(a, device=device))
+
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        results = list(pool.map(work, arrays))
+    for a, (total, scan, largest) in zip(arrays, results):
+        np.testing.assert_array_equal(total, np.sum(a, axis=0))
+        np.testing.assert_array_equal(scan, np.cumsum(a, axis=1))
+        assert largest == np.max(a)
