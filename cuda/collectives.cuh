@@ -87,72 +87,98 @@ struct LogicalWarpRows {
 
 // A warp's tile segment staged in shared memory (CUB's WARP_TRANSPOSE without the register
 // copy): the warp moves its 32*Items contiguous elements between global and shared memory as
-// coalesced 16-byte vectors, while lane l works on elements [l*Items, (l+1)*Items).  One padding
-// slot per 32 elements keeps both access patterns free of bank conflicts for 4-byte elements.
+// coalesced 16-byte vectors, while lane l works on elements [l*Items, (l+1)*Items), read and
+// written as 16-byte vectors too.  Vector v lives in slot v ^ (row % 8), row = v / 8 (an XOR
+// swizzle within 128-byte rows): both access patterns then touch 8 distinct 16-byte bank groups
+// per quarter warp (no bank conflicts), and every vector stays 16-byte aligned, so the loads can
+// go straight from global to shared memory (cp.async) without passing through registers.
 template <int Items> struct WarpTile {
     static constexpr int warp_items = warp_threads * Items;
-    static constexpr int slots = warp_items + warp_items / warp_threads;
+    template <class T> static constexpr int bytes = warp_items * static_cast<int>(sizeof(T));
 
-    static __device__ __forceinline__ int slot(int element) { return element + element / warp_threads; }
+    static __device__ __forceinline__ int slot(int vector) { return vector ^ ((vector >> 3) & 7); }
+
+    template <class T> static __device__ __forceinline__ T &element(T *buffer, int e)
+    {
+        constexpr int per_vector = Vec16<T>::size;
+        return buffer[slot(e / per_vector) * per_vector + e % per_vector];
+    }
 
     // Copies src[0, valid) (valid may be <= 0) into the warp's buffer.
     template <class T> static __device__ void stage(const T *src, int64_t valid, T *buffer)
     {
         using Vec = Vec16<T>;
-        static_assert(Items % Vec::size == 0, "items per thread must fill whole vectors");
+        static_assert(warp_items % (warp_threads * Vec::size) == 0, "items per thread must fill whole vectors");
         const int lane = threadIdx.x % warp_threads;
         if (valid >= warp_items && reinterpret_cast<uintptr_t>(src) % 16 == 0) {
 #pragma unroll
-            for (int k = 0; k < Items / Vec::size; ++k) {
+            for (int k = 0; k < warp_items / Vec::size / warp_threads; ++k) {
                 const int v = k * warp_threads + lane;
-                const Vec loaded = load_readonly(reinterpret_cast<const Vec *>(src) + v);
-#pragma unroll
-                for (int j = 0; j < Vec::size; ++j) buffer[slot(v * Vec::size + j)] = loaded.v[j];
+                copy_async(reinterpret_cast<Vec *>(buffer) + slot(v), reinterpret_cast<const Vec *>(src) + v);
             }
+            wait_async_copies();
         } else {
 #pragma unroll
             for (int i = 0; i < Items; ++i) {
-                const int element = i * warp_threads + lane;
-                if (element < valid) buffer[slot(element)] = src[element];
+                const int e = i * warp_threads + lane;
+                if (e < valid) element(buffer, e) = src[e];
             }
         }
         __syncwarp();
     }
 
-    // The lane's i-th element as Acc, or the identity past `valid`.
-    template <class Op, class Acc, class T>
-    static __device__ __forceinline__ Acc get(const T *buffer, int64_t valid, int i)
+    // Calls f(i, x) for the lane's items i = 0..Items-1 in order, x its element as Acc, or the
+    // identity past `valid`.
+    template <class Op, class Acc, class T, class F>
+    static __device__ __forceinline__ void visit(const T *buffer, int64_t valid, F &&f)
     {
-        const int element = (threadIdx.x % warp_threads) * Items + i;
-        return element < valid ? convert<Acc>(buffer[slot(element)]) : Op::template identity<Acc>();
+        using Vec = Vec16<T>;
+        constexpr int vectors = Items / Vec::size;  // per lane
+        const int lane = threadIdx.x % warp_threads;
+        const Vec *slots = reinterpret_cast<const Vec *>(buffer);
+#pragma unroll
+        for (int c = 0; c < vectors; ++c) {
+            const Vec packed = slots[slot(lane * vectors + c)];
+#pragma unroll
+            for (int j = 0; j < Vec::size; ++j) {
+                const int i = c * Vec::size + j;
+                f(i, lane * Items + i < valid ? convert<Acc>(packed.v[j]) : Op::template identity<Acc>());
+            }
+        }
     }
 
-    template <class T> static __device__ __forceinline__ void put(T *buffer, int i, T value)
+    // out item i = f(x) for the lane's items in order (see visit).  out may be in (same size T).
+    template <class Op, class Acc, class In, class Out, class F>
+    static __device__ __forceinline__ void transform(const In *in, Out *out, int64_t valid, F &&f)
     {
-        buffer[slot((threadIdx.x % warp_threads) * Items + i)] = value;
+        using Vec = Vec16<Out>;
+        constexpr int vectors = Items / Vec::size;  // per lane
+        const int lane = threadIdx.x % warp_threads;
+        Vec packed;
+        visit<Op, Acc>(in, valid, [&](int i, Acc x) {
+            packed.v[i % Vec::size] = f(x);
+            if (i % Vec::size == Vec::size - 1)
+                reinterpret_cast<Vec *>(out)[slot(lane * vectors + i / Vec::size)] = packed;
+        });
     }
 
     // Copies the warp's buffer to dst[0, valid).
     template <class T> static __device__ void flush(T *dst, int64_t valid, const T *buffer)
     {
         using Vec = Vec16<T>;
-        static_assert(Items % Vec::size == 0, "items per thread must fill whole vectors");
         const int lane = threadIdx.x % warp_threads;
         __syncwarp();
         if (valid >= warp_items && reinterpret_cast<uintptr_t>(dst) % 16 == 0) {
 #pragma unroll
-            for (int k = 0; k < Items / Vec::size; ++k) {
+            for (int k = 0; k < warp_items / Vec::size / warp_threads; ++k) {
                 const int v = k * warp_threads + lane;
-                Vec packed;
-#pragma unroll
-                for (int j = 0; j < Vec::size; ++j) packed.v[j] = buffer[slot(v * Vec::size + j)];
-                reinterpret_cast<Vec *>(dst)[v] = packed;
+                reinterpret_cast<Vec *>(dst)[v] = reinterpret_cast<const Vec *>(buffer)[slot(v)];
             }
         } else {
 #pragma unroll
             for (int i = 0; i < Items; ++i) {
-                const int element = i * warp_threads + lane;
-                if (element < valid) dst[element] = buffer[slot(element)];
+                const int e = i * warp_threads + lane;
+                if (e < valid) dst[e] = element(buffer, e);
             }
         }
     }

@@ -144,6 +144,26 @@ template <class T> __device__ __forceinline__ Vec16<T> load_readonly(const Vec16
     return value;
 }
 
+// Starts a 16-byte copy from global to shared memory that does not pass through registers
+// (cp.async, sm_80+; a plain load and store before).  wait_async_copies() completes the thread's
+// copies; a barrier then makes them visible to other threads.
+template <class T> __device__ __forceinline__ void copy_async(Vec16<T> *shared, const Vec16<T> *global)
+{
+#if __CUDA_ARCH__ >= 800
+    const unsigned address = static_cast<unsigned>(__cvta_generic_to_shared(shared));
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(address), "l"(global) : "memory");
+#else
+    *shared = load_readonly(global);
+#endif
+}
+
+__device__ __forceinline__ void wait_async_copies()
+{
+#if __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.wait_all;\n" ::: "memory");
+#endif
+}
+
 __host__ __device__ constexpr int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 }  // namespace gp
