@@ -39,8 +39,8 @@ static int reduce_rows(int device, const In *in, Out *out, int64_t rows, int64_t
         return 0;
     }
 
-    // Split rows across blocks until the whole device is busy several times over (so faster SMs
-    // take more chunks), never below a few vectors per thread.
+    // Share rows among blocks until the whole device is busy a few times over (so faster SMs take
+    // more blocks), never below a few vectors per thread.
     const int64_t device_blocks = static_cast<int64_t>(multiprocessor_count(device)) *
                                   resident_blocks_per_sm(reduce_rows_kernel<Op, In, Acc, Acc>) *
                                   ReduceTuning::oversubscription;
@@ -48,19 +48,17 @@ static int reduce_rows(int device, const In *in, Out *out, int64_t rows, int64_t
     const int64_t min_chunk = static_cast<int64_t>(threads) * Vec16<In>::size * ReduceTuning::unroll;
     if (per_row > ceil_div(n, min_chunk)) per_row = ceil_div(n, min_chunk);
     if (per_row < 1) per_row = 1;
-    const int64_t chunk = ceil_div(n, per_row);
-    per_row = ceil_div(n, chunk);
 
     if (per_row == 1) {
         reduce_rows_kernel<Op, In, Acc, Out>
-            <<<dim3(1, grid_rows), threads, 0, stream>>>(in, out, rows, n, chunk);
+            <<<dim3(1, grid_rows), threads, 0, stream>>>(in, out, rows, n);
         GP_CHECK_LAUNCH(err, "reduce_rows_kernel");
         return 0;
     }
     DeviceBuffer partials;
     if (partials.allocate(sizeof(Acc) * rows * per_row, err)) return -1;
     reduce_rows_kernel<Op, In, Acc, Acc><<<dim3(static_cast<unsigned>(per_row), grid_rows), threads,
-                                           0, stream>>>(in, partials.as<Acc>(), rows, n, chunk);
+                                           0, stream>>>(in, partials.as<Acc>(), rows, n);
     GP_CHECK_LAUNCH(err, "reduce_rows_kernel");
     return reduce_rows<Op, Acc, Acc, Out>(device, partials.as<const Acc>(), out, rows, per_row, err);
 }
