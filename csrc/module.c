@@ -11,6 +11,7 @@
 #include <numpy/arrayobject.h>
 
 #include "cpu_backend.h"
+#include "device_memory.h"
 #ifndef GPUPRIMS_NO_CUDA
 #include "gpuprims_cuda.h"
 #endif
@@ -32,7 +33,7 @@ static int gp_dtype_from_descr(PyArray_Descr *descr)
     }
 }
 
-static PyObject *raise_backend_error(const gp_error *err)
+PyObject *gp_raise_backend_error(const gp_error *err)
 {
     PyObject *type = err->status == GP_ERR_NOMEM     ? PyExc_MemoryError
                      : err->status == GP_ERR_INVALID ? PyExc_ValueError
@@ -83,14 +84,30 @@ static PyArrayObject *new_output(int typenum, int64_t count, gp_dtype *dtype)
     return (PyArrayObject *)PyArray_SimpleNewFromDescr(1, dims, descr);
 }
 
-#ifdef GPUPRIMS_NO_CUDA
 static int no_cuda(gp_error *err)
 {
     err->status = GP_ERR_INVALID;
     snprintf(err->message, sizeof err->message, "gpuprims was built without CUDA support");
     return -1;
 }
-#endif
+
+PyObject *gp_raise_no_cuda(void)
+{
+    gp_error err;
+    no_cuda(&err);
+    return gp_raise_backend_error(&err);
+}
+
+/* The gp_dtype of a NumPy type number, or -1 with TypeError set. */
+static int gp_dtype_from_typenum(int typenum)
+{
+    PyArray_Descr *descr = PyArray_DescrFromType(typenum);
+    if (descr == NULL) return -1;
+    int code = gp_dtype_from_descr(descr);
+    if (code < 0) PyErr_Format(PyExc_TypeError, "unsupported dtype %R", (PyObject *)descr);
+    Py_DECREF(descr);
+    return code;
+}
 
 static int run_reduce(int device, const gp_reduce_desc *desc, gp_error *err)
 {
@@ -188,7 +205,7 @@ static PyObject *core_reduce(PyObject *self, PyObject *args)
         Py_BEGIN_ALLOW_THREADS
         status = run_reduce(device, &desc, &err);
         Py_END_ALLOW_THREADS
-        if (status) raise_backend_error(&err);
+        if (status) gp_raise_backend_error(&err);
     }
     return finish_call(&call, status);
 }
@@ -213,9 +230,121 @@ static PyObject *core_scan(PyObject *self, PyObject *args)
         Py_BEGIN_ALLOW_THREADS
         status = run_scan(device, &desc, &err);
         Py_END_ALLOW_THREADS
-        if (status) raise_backend_error(&err);
+        if (status) gp_raise_backend_error(&err);
     }
     return finish_call(&call, status);
+}
+
+/* The device addresses (Python ints) and dtypes (NumPy type numbers) of a resident call. */
+static int resident_operands(PyObject *in_obj, int in_typenum, PyObject *out_obj, int out_typenum,
+                             const void **in, gp_dtype *in_dtype, void **out, gp_dtype *out_dtype)
+{
+    const int in_code = gp_dtype_from_typenum(in_typenum), out_code = gp_dtype_from_typenum(out_typenum);
+    if (in_code < 0 || out_code < 0) return -1;
+    *in_dtype = (gp_dtype)in_code;
+    *out_dtype = (gp_dtype)out_code;
+    *in = PyLong_AsVoidPtr(in_obj);
+    *out = PyLong_AsVoidPtr(out_obj);
+    return PyErr_Occurred() ? -1 : 0;
+}
+
+/* None, or the backend's error raised. */
+static PyObject *resident_result(int status, const gp_error *err)
+{
+    if (status) return gp_raise_backend_error(err);
+    Py_RETURN_NONE;
+}
+
+#ifdef GPUPRIMS_NO_CUDA
+#define RUN_RESIDENT(call) no_cuda(&err)
+#else
+#define RUN_RESIDENT(call) (call)
+#endif
+
+PyDoc_STRVAR(reduce_resident_doc,
+             "reduce_resident(in_ptr, in_typenum, op, out_ptr, out_typenum, outer, n, inner, device)\n\n"
+             "Reduce device-resident C-contiguous data along n of (outer, n, inner) into out_ptr, on\n"
+             "gpuprims' stream for the device (no synchronisation).");
+
+static PyObject *core_reduce_resident(PyObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *in_obj, *out_obj;
+    int in_typenum, op, out_typenum, device;
+    long long outer, n, inner;
+    if (!PyArg_ParseTuple(args, "OiiOiLLLi", &in_obj, &in_typenum, &op, &out_obj, &out_typenum, &outer, &n,
+                          &inner, &device))
+        return NULL;
+    gp_reduce_desc desc = {(gp_op)op, 0, 0, outer, n, inner, NULL, NULL};
+    if (resident_operands(in_obj, in_typenum, out_obj, out_typenum, &desc.in, &desc.in_dtype, &desc.out,
+                          &desc.out_dtype))
+        return NULL;
+    if (op < 0 || op >= GP_NUM_OPS || !gp_reduce_supported(desc.op, desc.in_dtype, desc.out_dtype)) {
+        PyErr_SetString(PyExc_ValueError, "unsupported reduction or dtype pair");
+        return NULL;
+    }
+    gp_error err = {GP_OK, ""};
+    int status;
+    Py_BEGIN_ALLOW_THREADS
+    status = RUN_RESIDENT(gp_cuda_reduce_resident(device, &desc, &err));
+    Py_END_ALLOW_THREADS
+    return resident_result(status, &err);
+}
+
+PyDoc_STRVAR(scan_resident_doc,
+             "scan_resident(in_ptr, in_typenum, out_ptr, out_typenum, outer, n, inner, exclusive, device)\n\n"
+             "Prefix sum of device-resident C-contiguous data along n of (outer, n, inner).");
+
+static PyObject *core_scan_resident(PyObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *in_obj, *out_obj;
+    int in_typenum, out_typenum, exclusive, device;
+    long long outer, n, inner;
+    if (!PyArg_ParseTuple(args, "OiOiLLLpi", &in_obj, &in_typenum, &out_obj, &out_typenum, &outer, &n, &inner,
+                          &exclusive, &device))
+        return NULL;
+    gp_scan_desc desc = {0, 0, outer, n, inner, exclusive, NULL, NULL};
+    if (resident_operands(in_obj, in_typenum, out_obj, out_typenum, &desc.in, &desc.in_dtype, &desc.out,
+                          &desc.out_dtype))
+        return NULL;
+    if (!gp_accumulate_supported(desc.in_dtype, desc.out_dtype)) {
+        PyErr_SetString(PyExc_ValueError, "unsupported scan dtype pair");
+        return NULL;
+    }
+    gp_error err = {GP_OK, ""};
+    int status;
+    Py_BEGIN_ALLOW_THREADS
+    status = RUN_RESIDENT(gp_cuda_scan_resident(device, &desc, &err));
+    Py_END_ALLOW_THREADS
+    return resident_result(status, &err);
+}
+
+PyDoc_STRVAR(convert_resident_doc,
+             "convert_resident(in_ptr, in_typenum, out_ptr, out_typenum, count, divisor, device)\n\n"
+             "Casts count device-resident elements as NumPy's astype (after dividing floats by\n"
+             "divisor when it is not 0).");
+
+static PyObject *core_convert_resident(PyObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *in_obj, *out_obj;
+    int in_typenum, out_typenum, device;
+    long long count, divisor;
+    if (!PyArg_ParseTuple(args, "OiOiLLi", &in_obj, &in_typenum, &out_obj, &out_typenum, &count, &divisor,
+                          &device))
+        return NULL;
+    const void *in;
+    void *out;
+    gp_dtype in_dtype, out_dtype;
+    if (resident_operands(in_obj, in_typenum, out_obj, out_typenum, &in, &in_dtype, &out, &out_dtype))
+        return NULL;
+    gp_error err = {GP_OK, ""};
+    int status;
+    Py_BEGIN_ALLOW_THREADS
+    status = RUN_RESIDENT(gp_cuda_convert_resident(device, in_dtype, in, out_dtype, out, count, divisor, &err));
+    Py_END_ALLOW_THREADS
+    return resident_result(status, &err);
 }
 
 PyDoc_STRVAR(cuda_device_count_doc, "cuda_device_count() -> (count, reason)\n\n"
@@ -248,7 +377,7 @@ static PyObject *core_cuda_device_properties(PyObject *self, PyObject *args)
 #ifdef GPUPRIMS_NO_CUDA
     gp_error err = {GP_OK, ""};
     no_cuda(&err);
-    return raise_backend_error(&err);
+    return gp_raise_backend_error(&err);
 #else
     gp_cuda_device_props props;
     gp_error err = {GP_OK, ""};
@@ -256,7 +385,7 @@ static PyObject *core_cuda_device_properties(PyObject *self, PyObject *args)
     Py_BEGIN_ALLOW_THREADS
     status = gp_cuda_device_props_get(device, &props, &err);
     Py_END_ALLOW_THREADS
-    if (status) return raise_backend_error(&err);
+    if (status) return gp_raise_backend_error(&err);
     return Py_BuildValue("{s:i,s:s,s:(ii),s:n,s:i,s:i,s:i}", "index", device, "name", props.name,
                          "compute_capability", props.major, props.minor, "total_memory",
                          (Py_ssize_t)props.total_memory, "multiprocessors", props.multiprocessors,
@@ -306,7 +435,7 @@ static PyObject *core_time_kernel(PyObject *self, PyObject *args)
     (void)array, (void)op, (void)out_typenum, (void)exclusive;
     gp_error err = {GP_OK, ""};
     no_cuda(&err);
-    return raise_backend_error(&err);
+    return gp_raise_backend_error(&err);
 #else
     prepared_call call;
     if (prepare(array, out_typenum, outer, n, inner, is_scan ? outer * n * inner : outer * inner, &call))
@@ -323,7 +452,7 @@ static PyObject *core_time_kernel(PyObject *self, PyObject *args)
         status = is_scan ? gp_cuda_time_scan(device, &scan_desc, repeats, ms, &err)
                          : gp_cuda_time_reduce(device, &reduce_desc, repeats, ms, &err);
         Py_END_ALLOW_THREADS
-        if (status) raise_backend_error(&err);
+        if (status) gp_raise_backend_error(&err);
     }
     PyObject *result = NULL;
     if (status == 0) {
@@ -354,7 +483,7 @@ static PyObject *core_time_memcpy(PyObject *self, PyObject *args)
 #ifdef GPUPRIMS_NO_CUDA
     gp_error err = {GP_OK, ""};
     no_cuda(&err);
-    return raise_backend_error(&err);
+    return gp_raise_backend_error(&err);
 #else
     float *ms = PyMem_Calloc((size_t)repeats, sizeof(float));
     if (ms == NULL) return PyErr_NoMemory();
@@ -365,7 +494,7 @@ static PyObject *core_time_memcpy(PyObject *self, PyObject *args)
     Py_END_ALLOW_THREADS
     PyObject *result = NULL;
     if (status) {
-        raise_backend_error(&err);
+        gp_raise_backend_error(&err);
     } else {
         result = PyList_New(repeats);
         for (int r = 0; result != NULL && r < repeats; ++r)
@@ -379,6 +508,22 @@ static PyObject *core_time_memcpy(PyObject *self, PyObject *args)
 static PyMethodDef core_methods[] = {
     {"reduce", core_reduce, METH_VARARGS, reduce_doc},
     {"scan", core_scan, METH_VARARGS, scan_doc},
+    {"reduce_resident", core_reduce_resident, METH_VARARGS, reduce_resident_doc},
+    {"scan_resident", core_scan_resident, METH_VARARGS, scan_resident_doc},
+    {"convert_resident", core_convert_resident, METH_VARARGS, convert_resident_doc},
+    {"dlpack_import", gp_dlpack_import, METH_O,
+     "dlpack_import(capsule) -> (holder, ptr, device_type, device_id, shape, strides, code, bits, lanes, readonly)"},
+    {"dlpack_export", gp_dlpack_export, METH_VARARGS,
+     "dlpack_export(owner, ptr, device_type, device_id, shape, strides, code, bits, versioned, readonly) -> capsule"},
+    {"work_stream", gp_py_work_stream, METH_VARARGS, "work_stream(device) -> gpuprims' stream handle (int)"},
+    {"order_streams", gp_py_order_streams, METH_VARARGS,
+     "order_streams(device, stream, signal): signal False makes gpuprims' stream wait for `stream`,\n"
+     "True makes `stream` wait for gpuprims'."},
+    {"synchronize", gp_py_synchronize, METH_VARARGS, "synchronize(device): waits for gpuprims' stream"},
+    {"memcpy", gp_py_memcpy, METH_VARARGS, "memcpy(device, dst, src, nbytes, wait)"},
+    {"pointer_device", gp_py_pointer_device, METH_O, "pointer_device(ptr) -> CUDA device index of a device address"},
+    {"memory_info", gp_py_memory_info, METH_VARARGS, "memory_info(device) -> dict"},
+    {"empty_cache", gp_py_empty_cache, METH_VARARGS, "empty_cache(device)"},
     {"cuda_device_count", core_cuda_device_count, METH_NOARGS, cuda_device_count_doc},
     {"cuda_device_properties", core_cuda_device_properties, METH_VARARGS, cuda_device_properties_doc},
     {"build_info", core_build_info, METH_NOARGS, build_info_doc},
@@ -395,5 +540,14 @@ static struct PyModuleDef core_module = {
 PyMODINIT_FUNC PyInit__core(void)
 {
     import_array();
-    return PyModule_Create(&core_module);
+    if (PyType_Ready(&gp_buffer_type) < 0 || PyType_Ready(&gp_dlpack_holder_type) < 0) return NULL;
+    PyObject *module = PyModule_Create(&core_module);
+    if (module == NULL) return NULL;
+    Py_INCREF(&gp_buffer_type);
+    if (PyModule_AddObject(module, "Buffer", (PyObject *)&gp_buffer_type) < 0) {
+        Py_DECREF(&gp_buffer_type);
+        Py_DECREF(module);
+        return NULL;
+    }
+    return module;
 }

@@ -78,6 +78,8 @@ template <class To, class From> __device__ __forceinline__ To convert(From x)
         return x;
     } else if constexpr (cuda::std::is_same_v<From, __half>) {
         return convert<To>(__half2float(x));
+    } else if constexpr (cuda::std::is_same_v<To, __half> && cuda::std::is_same_v<From, double>) {
+        return __double2half(x);  // one rounding, as NumPy (not through float)
     } else if constexpr (cuda::std::is_same_v<To, __half>) {
         return __float2half_rn(static_cast<float>(x));
     } else if constexpr (cuda::std::is_same_v<To, uint64_t> && cuda::std::is_signed_v<From> &&

@@ -7,6 +7,7 @@
 #define GPUPRIMS_CUDA_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include "gp_types.h"
 
 #ifdef __cplusplus
@@ -34,6 +35,37 @@ int gp_cuda_scan(int device, const gp_scan_desc *desc, gp_error *err);
 /* Device-resident descriptors; the work is ordered on gpuprims' stream for the device. */
 int gp_cuda_reduce_resident(int device, const gp_reduce_desc *desc, gp_error *err);
 int gp_cuda_scan_resident(int device, const gp_scan_desc *desc, gp_error *err);
+
+/* memory.cu: gpuprims' caching allocator, one stream-ordered pool per device.  gp_cuda_free
+ * returns the block to the pool in stream order (work already enqueued on it finishes first). */
+typedef struct {
+    size_t in_use, reserved, peak_in_use;  /* the pool's bytes: handed out, held, most handed out */
+    size_t device_free, device_total;      /* the whole device, as cudaMemGetInfo */
+} gp_cuda_memory;
+int gp_cuda_alloc(int device, size_t bytes, void **ptr, gp_error *err);
+void gp_cuda_free(int device, void *ptr);
+/* Waits for the device's stream first, so stream-ordered frees are counted. */
+int gp_cuda_memory_info(int device, gp_cuda_memory *info, gp_error *err);
+/* Waits for the device's stream, then releases every cached block the pool does not hand out. */
+int gp_cuda_empty_cache(int device, gp_error *err);
+/* The device a device (or managed) address belongs to; GP_ERR_INVALID for host memory. */
+int gp_cuda_pointer_device(const void *ptr, int *device, gp_error *err);
+/* A copy on the work stream between any host or device addresses; wait != 0 returns once done. */
+int gp_cuda_memcpy(int device, void *dst, const void *src, size_t bytes, int wait, gp_error *err);
+
+/* stream.cu: the work stream (one per device, shared by all host threads) and ordering with
+ * streams named the DLPack / __cuda_array_interface__ way (1 legacy default, 2 per-thread
+ * default, else a cudaStream_t). */
+uintptr_t gp_cuda_work_stream(int device);
+int gp_cuda_wait_for_stream(int device, uintptr_t producer, gp_error *err);  /* ours waits */
+int gp_cuda_signal_stream(int device, uintptr_t consumer, gp_error *err);    /* theirs waits */
+int gp_cuda_synchronize(int device, gp_error *err);
+
+/* convert.cu: out[i] = (out_dtype)(in[i] / divisor) for i < count, NumPy's casting (float to
+ * integer truncates, anything to bool is != 0); divisor 0 means no division (float inputs only
+ * are divided, in their own precision, as numpy.true_divide by a Python int). */
+int gp_cuda_convert_resident(int device, gp_dtype in_dtype, const void *in, gp_dtype out_dtype,
+                             void *out, int64_t count, int64_t divisor, gp_error *err);
 
 /* timing.cu: for the benchmark.  Uploads the descriptor's host input once, then times `repeats`
  * runs of the resident entry point (or a device-to-device copy of nbytes) with CUDA events. */

@@ -11,6 +11,7 @@ variable ``GPUPRIMS_DEVICE``, else the GPU when one is usable, else the CPU.
 """
 from ._api import cumsum, max, mean, min, prefix_sum, prod, sum
 from ._device import DeviceUnavailableError, cuda_available, device_info
+from ._device_array import DeviceArray, empty_cache, memory_info, synchronize, to_device
 from . import _core
 
 __version__ = "0.1.0"
@@ -30,15 +31,20 @@ def build_info():
 
 
 __all__ = [
+    "DeviceArray",
     "DeviceUnavailableError",
     "build_info",
     "cuda_available",
     "cumsum",
     "device_info",
+    "empty_cache",
     "max",
     "mean",
+    "memory_info",
     "min",
     "prefix_sum",
     "prod",
     "sum",
+    "synchronize",
+    "to_device",
 ]

@@ -2,7 +2,10 @@
 
 Each call is turned into a plan: the input as a (outer, n, inner) view, the dtype the backend
 writes, and how that result becomes NumPy's result (a narrowing cast, a reshape).  The backends
-only ever see (outer, n, inner) and a supported (input dtype, output dtype) pair.
+only ever see (outer, n, inner) and a supported (input dtype, output dtype) pair.  The same plan
+serves host inputs (NumPy arrays in, NumPy results out) and device inputs (DeviceArray and other
+libraries' GPU arrays in, DeviceArray results out): both array types provide the few methods
+the plan uses (astype, reshape, transpose).
 """
 import builtins
 import functools
@@ -13,6 +16,7 @@ import numpy as np
 
 from . import _core
 from ._device import resolve_device
+from ._device_array import DeviceArray, device_view, to_device
 
 try:  # NumPy >= 2.0
     from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
@@ -26,6 +30,29 @@ _SUPPORTED_KINDS = "biuf"
 
 def _supported(dtype):
     return dtype.kind in _SUPPORTED_KINDS and (dtype.kind != "f" or dtype.itemsize in (2, 4, 8))
+
+
+def _input(a, name, device):
+    """(array, backend device index): a DeviceArray view of GPU inputs (which stay where they
+    are), else a NumPy array."""
+    index = resolve_device(device) if device is not None else None
+    view = device_view(a)
+    if view is None:
+        return _as_input(a, name), (resolve_device(None) if index is None else index)
+    if index is not None and index != view.device_index:
+        raise ValueError(f"gpuprims.{name}: the input lives on {view.device}, but device={device!r}; "
+                         "gpuprims does not move device arrays")
+    return view, view.device_index
+
+
+def _on_host(array):
+    """A host stand-in with the array's shape and dtype, for results NumPy defines on empty input."""
+    return np.empty(array.shape, array.dtype) if isinstance(array, DeviceArray) else array
+
+
+def _like_input(result, array):
+    """A result computed on the host, moved to the input's device when the input is there."""
+    return to_device(result, array.device) if isinstance(array, DeviceArray) else result
 
 
 def _as_input(a, name):
@@ -59,6 +86,7 @@ def _accumulation_dtype(name, array, dtype):
     return _numpy_result_dtype(name, array.dtype, dtype)
 
 
+@functools.lru_cache(maxsize=None)
 def _backend_dtype(in_dtype, result_dtype):
     """(dtype the backend writes, dtype the input must be cast to first or None).
 
@@ -88,9 +116,30 @@ class _Plan:
 
     def finish(self, flat):
         """Turn the backend's 1-D output into the result dtype."""
-        if flat.dtype != self.result_dtype:
-            flat = flat != 0 if self.result_dtype.kind == "b" else flat.astype(self.result_dtype)
-        return flat
+        return flat if flat.dtype == self.result_dtype else flat.astype(self.result_dtype)
+
+    def run_reduce(self, op, index):
+        """The backend's 1-D result of reducing the plan's source with `op`."""
+        count = self.outer * self.inner
+        if not isinstance(self.source, DeviceArray):
+            return _core.reduce(self.source, _OPS[op], self.backend_dtype.num, self.outer, self.n,
+                                self.inner, index)
+        source = self.source.contiguous()
+        out = DeviceArray._empty((count,), self.backend_dtype, index)
+        _core.reduce_resident(source.ptr, source.dtype.num, _OPS[op], out.ptr, self.backend_dtype.num,
+                              self.outer, self.n, self.inner, index)
+        return out
+
+    def run_scan(self, exclusive, index):
+        """The backend's 1-D prefix sums of the plan's source."""
+        if not isinstance(self.source, DeviceArray):
+            return _core.scan(self.source, self.backend_dtype.num, self.outer, self.n, self.inner,
+                              exclusive, index)
+        source = self.source.contiguous()
+        out = DeviceArray._empty((source.size,), self.backend_dtype, index)
+        _core.scan_resident(source.ptr, source.dtype.num, out.ptr, self.backend_dtype.num, self.outer,
+                            self.n, self.inner, exclusive, index)
+        return out
 
 
 def _reduce_plan(array, axes, result_dtype, op):
@@ -108,7 +157,7 @@ def _reduce_plan(array, axes, result_dtype, op):
                            math.prod(shape[last + 1:]))
         return _Plan(array, outer, n, inner, backend_dtype, result_dtype)
     kept = tuple(axis for axis in range(array.ndim) if axis not in axes)
-    moved = np.transpose(array, kept + axes)  # made contiguous by the C glue
+    moved = array.transpose(kept + axes)  # made contiguous by the C glue or DeviceArray.contiguous
     return _Plan(moved, math.prod(shape[k] for k in kept), math.prod(shape[k] for k in axes), 1,
                  backend_dtype, result_dtype)
 
@@ -141,13 +190,12 @@ def _normalize_axes(axis, ndim):
 
 
 def _run_reduce(name, op, a, axis, dtype, keepdims, device):
-    index = resolve_device(device)
-    array = _as_input(a, name)
+    array, index = _input(a, name, device)
     axes = _normalize_axes(axis, array.ndim)
     if array.size == 0:  # no work: NumPy's own identities, errors and warnings
         numpy_function = {"sum": np.sum, "prod": np.prod, "min": np.min, "max": np.max}[op]
         kwargs = {} if op in ("min", "max") else {"dtype": dtype}
-        return numpy_function(array, axis=axes, keepdims=keepdims, **kwargs)
+        return _like_input(numpy_function(_on_host(array), axis=axes, keepdims=keepdims, **kwargs), array)
     if op in ("min", "max"):
         result_dtype = array.dtype.newbyteorder("=")
     else:
@@ -156,10 +204,8 @@ def _run_reduce(name, op, a, axis, dtype, keepdims, device):
         # NumPy's add/multiply on bool are logical or/and: max/min of the values as bool.
         array, op = array.astype(bool), ("max" if op == "sum" else "min")
     plan = _reduce_plan(array, axes, result_dtype, op)
-    flat = _core.reduce(plan.source, _OPS[op], plan.backend_dtype.num, plan.outer, plan.n,
-                        plan.inner, index)
-    result = plan.finish(flat).reshape(_reduced_shape(array.shape, axes, bool(keepdims)))
-    return result[()] if result.ndim == 0 else result
+    result = plan.finish(plan.run_reduce(op, index)).reshape(_reduced_shape(array.shape, axes, bool(keepdims)))
+    return result[()] if result.ndim == 0 and not isinstance(result, DeviceArray) else result
 
 
 def sum(a, axis=None, dtype=None, keepdims=False, *, device=None):
@@ -274,18 +320,19 @@ def mean(a, axis=None, dtype=None, keepdims=False, *, device=None):
     -------
     numpy.generic or numpy.ndarray
     """
-    index = resolve_device(device)
-    array = _as_input(a, "mean")
+    array, index = _input(a, "mean", device)
     if array.ndim == 0 and axis is not None and not isinstance(axis, tuple):
         _axis_index(axis, 0)  # unlike sum, numpy.mean rejects axis 0 of a 0-d array
     axes = _normalize_axes(axis, array.ndim)
     if array.size == 0:
-        return np.mean(array, axis=axes, dtype=dtype, keepdims=keepdims)
+        return _like_input(np.mean(_on_host(array), axis=axes, dtype=dtype, keepdims=keepdims), array)
     _accumulation_dtype("mean", array, dtype)  # validates dtype=
     float16_result = dtype is None and array.dtype == np.float16
     total = _run_reduce("mean", "sum", array, axes, _mean_sum_dtype(array, dtype), keepdims,
                         _device_name(index))
     count = math.prod(array.shape[axis] for axis in axes)
+    if isinstance(total, DeviceArray):
+        return total._converted(np.dtype(np.float16) if float16_result else total.dtype, divisor=count)
     if isinstance(total, np.ndarray):
         total = np.true_divide(total, count, out=total, casting="unsafe")
         return total.astype(np.float16) if float16_result else total
@@ -331,8 +378,7 @@ def prefix_sum(a, axis=None, dtype=None, exclusive=False, *, device=None):
     """
     if not isinstance(exclusive, (bool, np.bool_)):
         raise TypeError(f"exclusive must be a bool, not {type(exclusive).__name__}")
-    index = resolve_device(device)
-    array = _as_input(a, "prefix_sum")
+    array, index = _input(a, "prefix_sum", device)
     if axis is None:
         array, axis = array.reshape(-1), 0
     elif array.ndim == 0:  # NumPy scans a 0-d array as a 1-element 1-d array
@@ -340,11 +386,9 @@ def prefix_sum(a, axis=None, dtype=None, exclusive=False, *, device=None):
     axis = _axis_index(axis, array.ndim)
     result_dtype = _accumulation_dtype("cumsum", array, dtype)
     if array.size == 0:
-        return np.zeros(array.shape, result_dtype)
+        return _like_input(np.zeros(array.shape, result_dtype), array)
     plan = _scan_plan(array, axis, result_dtype)
-    flat = _core.scan(plan.source, plan.backend_dtype.num, plan.outer, plan.n, plan.inner,
-                      bool(exclusive), index)
-    return plan.finish(flat).reshape(array.shape)
+    return plan.finish(plan.run_scan(bool(exclusive), index)).reshape(array.shape)
 
 
 def _scan_plan(array, axis, result_dtype):

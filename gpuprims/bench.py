@@ -13,6 +13,16 @@ Two modes are measured for every operation and size:
     CUDA events: gpuprims (through its private ``_time_kernel`` hook), CuPy and
     PyTorch when they are importable, and a device-to-device ``cudaMemcpy`` of
     the input's byte count as a bandwidth roofline.  Only on a CUDA device.
+``device``
+    The input already lives on the GPU (a :class:`gpuprims.DeviceArray`, a CuPy
+    array, a PyTorch tensor) and the public function is called from Python:
+    each repeat times a burst of back-to-back calls up to the completion of
+    the device work (wall clock), so the row is the cost of a call in a GPU
+    pipeline, Python overhead and launches included.
+``latency``
+    Small device-resident inputs (2^8, 2^12 and 2^16 elements; 2^8 float32 is
+    1 KiB): the host time of one call, the median of many back-to-back calls
+    (the device work is asynchronous and not waited for).
 ``e2e``
     End to end from a NumPy array on the host, timed with
     :func:`time.perf_counter`: ``gpuprims.<op>(a)``, NumPy itself, and, on a
@@ -72,7 +82,13 @@ MIN_E2E_REPEATS = 3
 
 MEMCPY = "memcpy"
 KERNEL = "kernel"
+DEVICE = "device"
+LATENCY = "latency"
 E2E = "e2e"
+BURST = 10
+"""Back-to-back calls per repeat of a device-mode measurement."""
+LATENCY_SIZES = (2**8, 2**12, 2**16)
+LATENCY_CALLS = 2000
 COLUMNS = ("op", "size", "library", "mode", "time_ms", "GB/s", "x_memcpy")
 
 
@@ -228,6 +244,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="skip the device-resident kernel timings",
     )
     parser.add_argument(
+        "--no-device", dest="device_rows", action="store_false",
+        help="skip the device-resident public-call timings and the latency table",
+    )
+    parser.add_argument(
         "--no-e2e", dest="e2e", action="store_false",
         help="skip the end-to-end timings from NumPy arrays",
     )
@@ -300,6 +320,19 @@ class Library:
         """Return ``f(a)`` computing ``op`` from a NumPy array, or None if not applicable."""
         return None
 
+    def device_call(self, op: str) -> DeviceCall | None:
+        """Return how to run ``op`` on device-resident data, or None if not applicable."""
+        return None
+
+
+@dataclass(frozen=True)
+class DeviceCall:
+    """``call(put(a))`` runs an op on a device copy of ``a``; ``sync()`` waits for the device."""
+
+    put: Callable[[np.ndarray], object]
+    call: Callable[[object], object]
+    sync: Callable[[], None]
+
 
 class Gpuprims(Library):
     """gpuprims on the benchmarked device; kernel times come from ``_api._time_kernel``."""
@@ -322,6 +355,12 @@ class Gpuprims(Library):
     def e2e_function(self, op: str) -> Callable[[np.ndarray], object]:
         function = getattr(gpuprims, op)
         return lambda a: function(a, device=self.device)
+
+    def device_call(self, op: str) -> DeviceCall | None:
+        if self.device == "cpu":
+            return None
+        return DeviceCall(lambda a: gpuprims.to_device(a, self.device), getattr(gpuprims, op),
+                          lambda: gpuprims.synchronize(self.device))
 
 
 class Numpy(Library):
@@ -368,6 +407,11 @@ class Cupy(Library):
                     cupy.get_default_memory_pool().free_all_blocks()
 
         return time_kernel
+
+    def device_call(self, op: str) -> DeviceCall:
+        cupy = self.cupy
+        return DeviceCall(lambda a: cupy.asarray(a), self._function(op),
+                          lambda: cupy.cuda.get_current_stream().synchronize())
 
     def e2e_function(self, op: str) -> Callable[[np.ndarray], object]:
         cupy, function = self.cupy, self._function(op)
@@ -416,6 +460,11 @@ class Torch(Library):
 
         return time_kernel
 
+    def device_call(self, op: str) -> DeviceCall:
+        torch = self.torch
+        return DeviceCall(lambda a: torch.from_numpy(a).to(self.device), self._function(op),
+                          lambda: torch.cuda.synchronize(self.device))
+
     def e2e_function(self, op: str) -> Callable[[np.ndarray], object]:
         torch, function = self.torch, self._function(op)
         return lambda a: function(torch.from_numpy(a).to(self.device)).cpu()
@@ -449,6 +498,37 @@ def time_with_events(run: Callable[[], object], repeats: int, new_event, elapsed
         stop.record()
         stop.synchronize()
         times[i] = elapsed_ms(start, stop)
+    return times
+
+
+def time_burst(device_call: DeviceCall, x, repeats: int) -> np.ndarray:
+    """Per-call milliseconds of bursts of :data:`BURST` calls on device data, each burst timed
+    (wall clock) from its first call to the completion of its device work."""
+    device_call.call(x)
+    device_call.sync()
+    times = np.empty(repeats)
+    for i in range(repeats):
+        start = time.perf_counter()
+        for _ in range(BURST):
+            device_call.call(x)
+        device_call.sync()
+        times[i] = (time.perf_counter() - start) * 1e3 / BURST
+    return times
+
+
+def time_call_latency(device_call: DeviceCall, x) -> np.ndarray:
+    """Host milliseconds of :data:`LATENCY_CALLS` single calls (the device is waited for
+    between groups of calls, outside the timed region, so its queue stays short)."""
+    device_call.call(x)
+    device_call.sync()
+    times = np.empty(LATENCY_CALLS)
+    for i in range(LATENCY_CALLS):
+        if i % 100 == 0:
+            device_call.sync()
+        start = time.perf_counter()
+        device_call.call(x)
+        times[i] = (time.perf_counter() - start) * 1e3
+    device_call.sync()
     return times
 
 
@@ -541,15 +621,17 @@ class Benchmark:
         Input dtype.
     repeats : int
         Timed runs per kernel measurement.
-    kernel, e2e : bool
-        Which modes to measure; kernel mode only applies to CUDA devices.
+    kernel, e2e, device_rows : bool
+        Which modes to measure; kernel and device modes only apply to CUDA devices.
     """
 
-    def __init__(self, device: str, dtype: np.dtype, repeats: int, kernel: bool, e2e: bool):
+    def __init__(self, device: str, dtype: np.dtype, repeats: int, kernel: bool, e2e: bool,
+                 device_rows: bool = True):
         self.device = device
         self.dtype = dtype
         self.repeats = repeats
         self.kernel = kernel and device != "cpu"
+        self.device_rows = device_rows and device != "cpu"
         self.e2e = e2e
         peers = [import_gpu_peer(name, device) for name in ("cupy", "torch")]
         self.libraries = [Gpuprims(device), Numpy()] + [peer for peer in peers if peer]
@@ -575,10 +657,19 @@ class Benchmark:
                     self.rows.append(row)
                     emit(row)
                 del a
+        if self.device_rows:
+            for op in ops:
+                for n in LATENCY_SIZES:
+                    for row in self._device_rows(op, random_array(self.rng, n, self.dtype), None, LATENCY):
+                        self.rows.append(row)
+                        emit(row)
 
     def measure(self, op: str, a: np.ndarray) -> list[Row]:
         """Return the rows of one op on one input: kernel rows, then end-to-end rows."""
         rows = self._kernel_rows(op, a) if self.kernel else []
+        if self.device_rows:
+            memcpy = [row.gbps for row in rows if row.library == MEMCPY]
+            rows += self._device_rows(op, a, memcpy[0] if memcpy else None)
         if self.e2e:
             rows += self._e2e_rows(op, a)
         return rows
@@ -603,6 +694,27 @@ class Benchmark:
                 rate = gbps(nbytes, ms)
                 ratio = None if memcpy_gbps is None else rate / memcpy_gbps
                 rows.append(Row(op, n, library.name, KERNEL, ms, rate, ratio))
+        return rows
+
+    def _device_rows(self, op: str, a: np.ndarray, memcpy_gbps: float | None,
+                     mode: str = DEVICE) -> list[Row]:
+        """Time the public ``op`` call on device-resident copies of ``a``: bursts of calls to
+        completion (``DEVICE``) or the host time of single calls (``LATENCY``)."""
+        n, nbytes = a.size, bytes_moved(op, a.size, a.dtype)
+        rows = []
+        for library in self.libraries:
+            device_call = library.device_call(op)
+            if device_call is None:
+                continue
+            if mode == DEVICE:
+                measure = lambda: time_burst(device_call, device_call.put(a), self.repeats)  # noqa: E731
+            else:
+                measure = lambda: time_call_latency(device_call, device_call.put(a))  # noqa: E731
+            ms = self._timed(library.name, op, n, library.skipped_errors, measure)
+            if ms is not None:
+                rate = gbps(nbytes, ms)
+                ratio = None if memcpy_gbps is None else rate / memcpy_gbps
+                rows.append(Row(op, n, library.name, mode, ms, rate, ratio))
         return rows
 
     def _e2e_rows(self, op: str, a: np.ndarray) -> list[Row]:
@@ -639,7 +751,7 @@ def gbps(nbytes: int, ms: float) -> float:
 # Reporting
 # ---------------------------------------------------------------------------
 
-WIDTHS = (10, 10, 9, 6, 11, 9, 8)
+WIDTHS = (10, 10, 9, 7, 11, 9, 8)
 PLOT_COLUMNS = 3
 
 
@@ -768,7 +880,7 @@ def main(argv: Sequence[str] | None = None) -> list[Row]:
         parser.error("nothing to measure: kernel timings need a CUDA device; drop --no-e2e")
     dtype = np.dtype(args.dtype)
 
-    bench = Benchmark(device, dtype, args.repeats, args.kernel, args.e2e)
+    bench = Benchmark(device, dtype, args.repeats, args.kernel, args.e2e, args.device_rows)
     header = (f"Device: {device_name(device)}; dtype {dtype.name}; "
               f"median of {args.repeats} repeats. Versions: {versions(bench.libraries)}")
     print(header)
