@@ -10,6 +10,7 @@ Every function takes ``device=None | "cpu" | "cuda" | "cuda:N"``; None means the
 variable ``GPUPRIMS_DEVICE``, else the GPU when one is usable, else the CPU.
 """
 from ._api import cumsum, max, mean, min, prefix_sum, prod, sum
+from ._transpose import transpose
 from ._device import DeviceUnavailableError, cuda_available, device_info
 from . import _core
 
@@ -41,4 +42,5 @@ __all__ = [
     "prefix_sum",
     "prod",
     "sum",
+    "transpose",
 ]
