@@ -72,25 +72,39 @@ struct OuterDims {
     }
 };
 
-// Walks the block's threads over a row-major index space of rows `width` long: the thread's
-// (minor, major) position, advanced by the block size each step without dividing.
-struct BlockWalk {
-    int minor, major, step_minor, step_major, width;
+// Walks the block's threads over a row-major (major, minor) space of rows `width` long, a block
+// size apart per step, without dividing: the position, and two offsets that are linear in it,
+// `far` (64-bit, global memory) and `near` (shared memory, or within a block's output).
+struct TileWalk {
+    int minor, major, width, step_minor, step_major;
+    int64_t far, far_step, far_wrap;
+    int near, near_step, near_wrap;
 
-    __device__ explicit BlockWalk(int row_width)
+    // far = minor * far_minor + major * far_major, likewise near.
+    __device__ TileWalk(int row_width, int64_t far_minor, int64_t far_major, int near_minor, int near_major)
         : minor(static_cast<int>(threadIdx.x) % row_width), major(static_cast<int>(threadIdx.x) / row_width),
-          step_minor(static_cast<int>(blockDim.x) % row_width), step_major(static_cast<int>(blockDim.x) / row_width),
-          width(row_width)
+          width(row_width), step_minor(static_cast<int>(blockDim.x) % row_width),
+          step_major(static_cast<int>(blockDim.x) / row_width)
     {
+        far = minor * far_minor + major * far_major;
+        far_step = step_minor * far_minor + step_major * far_major;
+        far_wrap = far_major - width * far_minor;
+        near = minor * near_minor + major * near_major;
+        near_step = step_minor * near_minor + step_major * near_major;
+        near_wrap = near_major - width * near_minor;
     }
 
     __device__ void next()
     {
         minor += step_minor;
         major += step_major;
+        far += far_step;
+        near += near_step;
         if (minor >= width) {
             minor -= width;
             ++major;
+            far += far_wrap;
+            near += near_wrap;
         }
     }
 };
@@ -108,6 +122,9 @@ struct TilePlan {
     int64_t src_p, src_q, dst_p;
     int tile_p, tile_q;  // tile extents
     int smem_p, smem_q;  // element kernel: shared-tile strides of p and q
+    // Element kernel: the tile's source (or destination) is one contiguous run, held densely in
+    // shared memory, so that it is copied as a run.
+    bool flat_load, flat_store;
     int64_t tiles_p, tiles_q, tiles;
     OuterDims outer;
 
@@ -155,28 +172,29 @@ template <class T> struct VectorTile {
     }
 };
 
-// Turns words[r] (row q + r: the `Pack` elements p .. p + Pack - 1) into Pack chunks along q:
-// chunks[e] holds row p + e, elements q .. q + Vec - 1.  Bytes and halves move with byte permutes.
-template <int Vec, int Pack, class Word>
-__device__ __forceinline__ void transpose_words(const Word (&words)[Vec], Word (&chunks)[Pack][Vec / Pack])
+// Reads word(r), r < Vec (tile row q + r: the `Pack` elements p .. p + Pack - 1), and writes Pack
+// chunks along q: chunks[e] holds row p + e, elements q .. q + Vec - 1.  Bytes and halves move with
+// byte permutes, Pack rows at a time.
+template <int Vec, int Pack, class Word, class Fetch>
+__device__ __forceinline__ void transpose_words(Fetch word, Word (&chunks)[Pack][Vec / Pack])
 {
     if constexpr (Pack == 1) {
 #pragma unroll
-        for (int m = 0; m < Vec; ++m) chunks[0][m] = words[m];
+        for (int m = 0; m < Vec; ++m) chunks[0][m] = word(m);
     } else if constexpr (Pack == 2) {
 #pragma unroll
         for (int m = 0; m < Vec / 2; ++m) {
-            chunks[0][m] = __byte_perm(words[2 * m], words[2 * m + 1], 0x5410);
-            chunks[1][m] = __byte_perm(words[2 * m], words[2 * m + 1], 0x7632);
+            const uint32_t even = word(2 * m), odd = word(2 * m + 1);
+            chunks[0][m] = __byte_perm(even, odd, 0x5410);
+            chunks[1][m] = __byte_perm(even, odd, 0x7632);
         }
     } else {
         static_assert(Pack == 4, "words hold 1, 2 or 4 elements");
 #pragma unroll
         for (int m = 0; m < Vec / 4; ++m) {  // a 4 x 4 byte transpose
-            const uint32_t low01 = __byte_perm(words[4 * m], words[4 * m + 1], 0x5140);
-            const uint32_t high01 = __byte_perm(words[4 * m], words[4 * m + 1], 0x7362);
-            const uint32_t low23 = __byte_perm(words[4 * m + 2], words[4 * m + 3], 0x5140);
-            const uint32_t high23 = __byte_perm(words[4 * m + 2], words[4 * m + 3], 0x7362);
+            const uint32_t w0 = word(4 * m), w1 = word(4 * m + 1), w2 = word(4 * m + 2), w3 = word(4 * m + 3);
+            const uint32_t low01 = __byte_perm(w0, w1, 0x5140), high01 = __byte_perm(w0, w1, 0x7362);
+            const uint32_t low23 = __byte_perm(w2, w3, 0x5140), high23 = __byte_perm(w2, w3, 0x7362);
             chunks[0][m] = __byte_perm(low01, low23, 0x5410);
             chunks[1][m] = __byte_perm(low01, low23, 0x7632);
             chunks[2][m] = __byte_perm(high01, high23, 0x5410);
@@ -185,198 +203,238 @@ __device__ __forceinline__ void transpose_words(const Word (&words)[Vec], Word (
     }
 }
 
+// Stores 16 bytes given as 32-bit or 64-bit words.
+template <class T> __device__ __forceinline__ void store16(T *dst, const uint32_t (&words)[4])
+{
+    *reinterpret_cast<uint4 *>(dst) = make_uint4(words[0], words[1], words[2], words[3]);
+}
+template <class T> __device__ __forceinline__ void store16(T *dst, const uint64_t (&words)[2])
+{
+    *reinterpret_cast<ulonglong2 *>(dst) = make_ulonglong2(words[0], words[1]);
+}
+
 template <class T>
 __global__ void __launch_bounds__(TransposeTuning::threads, TransposeTuning::vector_min_blocks)
-transpose_vector_kernel(const T *__restrict__ in, T *__restrict__ out, TilePlan plan)
+transpose_vector_kernel(const T *__restrict__ in, T *__restrict__ out, TilePlan plan, int64_t first_tile)
 {
     using Tile = VectorTile<T>;
     using Word = typename Tile::Word;
     constexpr int threads = TransposeTuning::threads;
     __shared__ alignas(16) unsigned char tile[TransposeTuning::vector_tile_bytes];
+    const TileSpot spot = plan.locate(first_tile + blockIdx.x);
 
-    for (int64_t t = blockIdx.x; t < plan.tiles; t += gridDim.x) {
-        const TileSpot spot = plan.locate(t);
-        // Loads: chunk l is chunk l % row_chunks of tile row l / row_chunks, all in flight at once.
-        Vec16<T> chunks[Tile::loads];
+    // Loads: chunk l is chunk l % row_chunks of tile row l / row_chunks, all in flight at once.
+    // (Chunks are held as uint4: a 16-byte struct of small elements would take a register each.)
+    uint4 chunks[Tile::loads];
 #pragma unroll
-        for (int k = 0; k < Tile::loads; ++k) {
-            const int l = static_cast<int>(threadIdx.x) + k * threads;
-            const int q = l / Tile::row_chunks, p = l % Tile::row_chunks * Tile::vec;
-            const T *src = in + spot.src + q * plan.src_q + p;
-            if (q < spot.valid_q && p + Tile::vec <= spot.valid_p) {
-                chunks[k] = load_readonly(reinterpret_cast<const Vec16<T> *>(src));
-            } else if (q < spot.valid_q) {  // the tile's last, partial chunk of a row
-                chunks[k] = Vec16<T>{};
-#pragma unroll
-                for (int e = 0; e < Tile::vec; ++e)
-                    if (p + e < spot.valid_p) chunks[k].v[e] = src[e];
-            }
+    for (int k = 0; k < Tile::loads; ++k) {
+        const int l = static_cast<int>(threadIdx.x) + k * threads;
+        const int q = l / Tile::row_chunks, p = l % Tile::row_chunks * Tile::vec;
+        const T *src = in + spot.src + q * plan.src_q + p;
+        if (q < spot.valid_q && p + Tile::vec <= spot.valid_p) {
+            chunks[k] = __ldg(reinterpret_cast<const uint4 *>(src));
+        } else if (q < spot.valid_q) {  // the tile's last, partial chunk of a row
+            Vec16<T> partial{};
+            for (int e = 0; e < Tile::vec && p + e < spot.valid_p; ++e) partial.v[e] = src[e];
+            memcpy(&chunks[k], &partial, sizeof partial);
         }
-#pragma unroll
-        for (int k = 0; k < Tile::loads; ++k) {
-            const int l = static_cast<int>(threadIdx.x) + k * threads;
-            const int q = l / Tile::row_chunks;
-            if (q < spot.valid_q) {
-                int4 bits;
-                memcpy(&bits, &chunks[k], sizeof bits);
-                *reinterpret_cast<int4 *>(tile + Tile::chunk_offset(q, l % Tile::row_chunks)) = bits;
-            }
-        }
-        __syncthreads();
-
-        // Stores: task u reads word u % chunk_words of one chunk column in vec consecutive rows
-        // (a q-vector), transposes that pack x vec block and writes `pack` 16-byte vectors along q.
-        // A warp covers chunk_words words x (32 / chunk_words) consecutive q-vectors.
-#pragma unroll
-        for (int k = 0; k < Tile::stores; ++k) {
-            const int u = static_cast<int>(threadIdx.x) + k * threads;
-            const int word = u % Tile::chunk_words, rest = u / Tile::chunk_words;
-            const int q = rest % Tile::q_vectors * Tile::vec, column = rest / Tile::q_vectors;
-            const int p = (column * Tile::chunk_words + word) * Tile::pack;
-            if (q >= spot.valid_q || p >= spot.valid_p) continue;
-            Word words[Tile::vec];
-#pragma unroll
-            for (int r = 0; r < Tile::vec; ++r)
-                words[r] = *reinterpret_cast<const Word *>(tile + Tile::chunk_offset(q + r, column) +
-                                                           word * static_cast<int>(sizeof(Word)));
-            Word packed[Tile::pack][Tile::chunk_words];
-            transpose_words<Tile::vec, Tile::pack>(words, packed);
-#pragma unroll
-            for (int e = 0; e < Tile::pack; ++e) {
-                if (p + e >= spot.valid_p) break;
-                int4 bits;
-                memcpy(&bits, packed[e], sizeof bits);
-                *reinterpret_cast<int4 *>(out + spot.dst + (p + e) * plan.dst_p + q) = bits;
-            }
-        }
-        __syncthreads();
     }
+#pragma unroll
+    for (int k = 0; k < Tile::loads; ++k) {
+        const int l = static_cast<int>(threadIdx.x) + k * threads;
+        const int q = l / Tile::row_chunks;
+        if (q < spot.valid_q)
+            *reinterpret_cast<uint4 *>(tile + Tile::chunk_offset(q, l % Tile::row_chunks)) = chunks[k];
+    }
+    __syncthreads();
+
+    // Stores: task u reads word u % chunk_words of one chunk column in vec consecutive rows
+    // (a q-vector), transposes that pack x vec block and writes `pack` 16-byte vectors along q.
+    // A warp covers chunk_words words x (32 / chunk_words) consecutive q-vectors.
+#pragma unroll
+    for (int k = 0; k < Tile::stores; ++k) {
+        const int u = static_cast<int>(threadIdx.x) + k * threads;
+        const int word = u % Tile::chunk_words, rest = u / Tile::chunk_words;
+        const int q = rest % Tile::q_vectors * Tile::vec, column = rest / Tile::q_vectors;
+        const int p = (column * Tile::chunk_words + word) * Tile::pack;
+        if (q >= spot.valid_q || p >= spot.valid_p) continue;
+        const auto row_word = [&](int r) {
+            return *reinterpret_cast<const Word *>(tile + Tile::chunk_offset(q + r, column) +
+                                                   word * static_cast<int>(sizeof(Word)));
+        };
+        Word packed[Tile::pack][Tile::chunk_words];
+        transpose_words<Tile::vec, Tile::pack>(row_word, packed);
+#pragma unroll
+        for (int e = 0; e < Tile::pack; ++e)
+            if (p + e < spot.valid_p) store16(out + spot.dst + (p + e) * plan.dst_p + q, packed[e]);
+    }
+}
+
+// Copies a contiguous run of `count` elements with the block: in 16-byte words when both ends
+// are 16-byte aligned, else element by element.
+template <class T> __device__ __forceinline__ void copy_run(const T *src, T *dst, int count)
+{
+    constexpr int vec = 16 / sizeof(T);
+    int done = 0;
+    if (((reinterpret_cast<uintptr_t>(src) | reinterpret_cast<uintptr_t>(dst)) & 15) == 0) {
+        done = count / vec * vec;
+        for (int c = static_cast<int>(threadIdx.x); c < count / vec; c += blockDim.x)
+            reinterpret_cast<uint4 *>(dst)[c] = reinterpret_cast<const uint4 *>(src)[c];
+    }
+    for (int e = done + static_cast<int>(threadIdx.x); e < count; e += blockDim.x) dst[e] = src[e];
 }
 
 template <class T>
 __global__ void __launch_bounds__(TransposeTuning::threads, TransposeTuning::element_min_blocks)
-transpose_elements_kernel(const T *__restrict__ in, T *__restrict__ out, TilePlan plan)
+transpose_elements_kernel(const T *__restrict__ in, T *__restrict__ out, TilePlan plan, int64_t first_tile)
 {
     constexpr int threads = TransposeTuning::threads, batch = TransposeTuning::element_batch;
-    __shared__ T tile[TransposeTuning::element_capacity];
+    __shared__ alignas(16) T tile[TransposeTuning::element_capacity];
     const int count = plan.tile_p * plan.tile_q;
+    const TileSpot spot = plan.locate(first_tile + blockIdx.x);
 
-    for (int64_t t = blockIdx.x; t < plan.tiles; t += gridDim.x) {
-        const TileSpot spot = plan.locate(t);
-        // Loads: consecutive threads read along p, `batch` loads in flight before their stores.
-        BlockWalk load(plan.tile_p);
+    if (plan.flat_load) {
+        copy_run(in + spot.src, tile, spot.valid_q * plan.tile_p);
+    } else {  // consecutive threads read along p, `batch` loads in flight before their stores
+        TileWalk load(plan.tile_p, plan.src_p, plan.src_q, plan.smem_p, plan.smem_q);
         for (int l0 = 0; l0 < count; l0 += threads * batch) {
             T values[batch];
             int slots[batch];
 #pragma unroll
             for (int j = 0; j < batch; ++j, load.next()) {
-                const int p = load.minor, q = load.major;
-                const bool valid = q < spot.valid_q && p < spot.valid_p;
-                slots[j] = valid ? p * plan.smem_p + q * plan.smem_q : -1;
-                if (valid) values[j] = in[spot.src + p * plan.src_p + q * plan.src_q];
+                const bool valid = load.major < spot.valid_q && load.minor < spot.valid_p;
+                slots[j] = valid ? load.near : -1;
+                if (valid) values[j] = in[spot.src + load.far];
             }
 #pragma unroll
             for (int j = 0; j < batch; ++j)
                 if (slots[j] >= 0) tile[slots[j]] = values[j];
         }
-        __syncthreads();
-        // Stores: consecutive threads write along q.
-        BlockWalk store(plan.tile_q);
-        for (int m = static_cast<int>(threadIdx.x); m < count; m += threads, store.next()) {
-            const int q = store.minor, p = store.major;
-            if (p < spot.valid_p && q < spot.valid_q)
-                out[spot.dst + p * plan.dst_p + q] = tile[p * plan.smem_p + q * plan.smem_q];
-        }
-        __syncthreads();
+    }
+    __syncthreads();
+    if (plan.flat_store) {
+        copy_run(static_cast<const T *>(tile), out + spot.dst, spot.valid_p * plan.tile_q);
+    } else {  // consecutive threads write along q
+        TileWalk store(plan.tile_q, 1, plan.dst_p, plan.smem_q, plan.smem_p);
+        for (int m = static_cast<int>(threadIdx.x); m < count; m += threads, store.next())
+            if (store.major < spot.valid_p && store.minor < spot.valid_q) out[spot.dst + store.far] = tile[store.near];
     }
 }
 
 // Copies rows of the last dimension: out row r (contiguous) = in[row_offset(r) + i * src_step].
 struct RowPlan {
     int64_t length, src_step, rows;
-    int rows_per_block;         // whole rows one block copies, or 1
-    int segment;                // elements of a row one block copies
-    int64_t segments, blocks;   // segments per row; blocks in all
-    OuterDims outer;            // the dimensions before the last
+    int rows_per_block;  // whole rows one block copies, or 1
+    int segment;         // elements of a row one block copies
+    int64_t segments;    // segments per row
+    OuterDims outer;     // the dimensions before the last
 };
 
 template <class T>
 __global__ void __launch_bounds__(TransposeTuning::threads)
-copy_rows_kernel(const T *__restrict__ in, T *__restrict__ out, RowPlan plan)
+copy_rows_kernel(const T *__restrict__ in, T *__restrict__ out, RowPlan plan, int64_t first_block)
 {
     constexpr int threads = TransposeTuning::threads, batch = TransposeTuning::element_batch;
     __shared__ int64_t row_src[threads];
-
-    for (int64_t b = blockIdx.x; b < plan.blocks; b += gridDim.x) {
-        const int64_t row0 = b / plan.segments * plan.rows_per_block;
-        const int64_t col0 = b % plan.segments * plan.segment;
-        const int rows = static_cast<int>(plan.rows - row0 < plan.rows_per_block ? plan.rows - row0 : plan.rows_per_block);
-        const int cols = static_cast<int>(plan.length - col0 < plan.segment ? plan.length - col0 : plan.segment);
-        if (static_cast<int>(threadIdx.x) < rows) {
-            int64_t src, dst;
-            plan.outer.offsets(row0 + threadIdx.x, src, dst);
-            row_src[threadIdx.x] = src + col0 * plan.src_step;
-        }
-        __syncthreads();
-        T *dst = out + row0 * plan.length + col0;
-        BlockWalk walk(cols);  // minor: column, major: row of the block
-        for (int e0 = 0; e0 < rows * cols; e0 += threads * batch) {
-            T values[batch];
-            int64_t slots[batch];
+    const int64_t block = first_block + blockIdx.x;
+    const int64_t row0 = block / plan.segments * plan.rows_per_block;
+    const int64_t col0 = block % plan.segments * plan.segment;
+    const int rows = static_cast<int>(plan.rows - row0 < plan.rows_per_block ? plan.rows - row0 : plan.rows_per_block);
+    const int cols = static_cast<int>(plan.length - col0 < plan.segment ? plan.length - col0 : plan.segment);
+    if (static_cast<int>(threadIdx.x) < rows) {
+        int64_t src, dst;
+        plan.outer.offsets(row0 + threadIdx.x, src, dst);
+        row_src[threadIdx.x] = src + col0 * plan.src_step;
+    }
+    __syncthreads();
+    T *dst = out + row0 * plan.length + col0;
+    TileWalk walk(cols, plan.src_step, 0, 1, static_cast<int>(plan.length));  // minor: column; near: output
+    for (int e0 = 0; e0 < rows * cols; e0 += threads * batch) {
+        T values[batch];
+        int slots[batch];
 #pragma unroll
-            for (int j = 0; j < batch; ++j, walk.next()) {
-                const bool valid = walk.major < rows;
-                slots[j] = valid ? walk.major * plan.length + walk.minor : -1;
-                if (valid) values[j] = in[row_src[walk.major] + walk.minor * plan.src_step];
-            }
-#pragma unroll
-            for (int j = 0; j < batch; ++j)
-                if (slots[j] >= 0) dst[slots[j]] = values[j];
+        for (int j = 0; j < batch; ++j, walk.next()) {
+            const bool valid = walk.major < rows;
+            slots[j] = valid ? walk.near : -1;
+            if (valid) values[j] = in[row_src[walk.major] + walk.far];
         }
-        __syncthreads();
+#pragma unroll
+        for (int j = 0; j < batch; ++j)
+            if (slots[j] >= 0) dst[slots[j]] = values[j];
     }
 }
 
-static unsigned grid_for(int64_t blocks) { return static_cast<unsigned>(blocks < INT_MAX ? blocks : INT_MAX); }
-
-// Row pitch (elements) for shared-tile rows of `length` elements of `size` bytes: whole 4-byte bank
-// words (for 8-byte elements, whole elements), an odd number of them, so that a warp walking down
-// a column meets every bank once.
-static int padded_pitch(int64_t length, int64_t size)
+// Launches `blocks` blocks of `kernel` in grids of at most INT_MAX, each told its first block.
+template <class Kernel, class... Args>
+static int launch_blocks(Kernel kernel, int64_t blocks, gp_error *err, Args... args)
 {
+    for (int64_t first = 0; first < blocks; first += INT_MAX) {
+        const int64_t grid = blocks - first < INT_MAX ? blocks - first : INT_MAX;
+        kernel<<<static_cast<unsigned>(grid), TransposeTuning::threads, 0, work_stream()>>>(args..., first);
+        GP_CHECK_LAUNCH(err, "transpose kernel launch");
+    }
+    return 0;
+}
+
+// Whether shared-tile rows of `length` elements of `size` bytes can be packed densely: a warp
+// walking down a column of them (a stride of one row) then meets each bank at most twice.
+static bool dense_rows_fit(int64_t length, int64_t size)
+{
+    const int64_t bytes = length * size;
+    if (size == 8) return length % 2 == 1;  // 8-byte accesses: bank pairs, half a warp at a time
+    return bytes % 4 != 0 || bytes / 4 % 2 == 1;
+}
+
+// Row pitch (elements) for shared-tile rows of `length` elements: the length itself when dense rows
+// fit, else whole 4-byte bank words (for 8-byte elements, whole elements), an odd number of them, so
+// that a warp walking down a column meets every bank once.
+static int row_pitch(int64_t length, int64_t size)
+{
+    if (dense_rows_fit(length, size)) return static_cast<int>(length);
     const int64_t unit = size < 4 ? 4 / size : 1;
     int64_t pitch = ceil_div(length, unit) * unit;
     if (pitch / unit % 2 == 0) pitch += unit;
     return static_cast<int>(pitch);
 }
 
-static int64_t smallest(int64_t a, int64_t b, int64_t c) { return a < b ? (a < c ? a : c) : (b < c ? b : c); }
+// Tile extent along the long side of a thin tile whose short side holds `across` elements in rows
+// of `pitch`: whole multiples of the block (each thread then keeps its position along the long
+// side), about thin_tile_elements in all, within the shared capacity and the extent.
+static int thin_tile_length(int64_t extent, int64_t across, int pitch)
+{
+    using Tuning = TransposeTuning;
+    const int64_t blocks = ceil_div(Tuning::thin_tile_elements, across * Tuning::threads);
+    const int64_t length = blocks * Tuning::threads;
+    const int64_t room = Tuning::element_capacity / pitch;
+    return static_cast<int>(length < room ? (length < extent ? length : extent) : (room < extent ? room : extent));
+}
 
-// The element kernel's tile: square, or a short side held whole (kept dense in shared memory on the
-// side where a warp spans several of its rows) and the other side grown.
+// The element kernel's tile: square, or thin: a short side (shorter than a warp) held whole, kept in
+// shared memory as the rows of the tile (dense when the banks allow, and then the side that is
+// contiguous in memory is copied as one run), and the long side grown.
 static void shape_element_tile(TilePlan &plan, int64_t size)
 {
     using Tuning = TransposeTuning;
     const int64_t extent_p = plan.extent_p, extent_q = plan.extent_q;
     if (extent_q < Tuning::thin_extent && extent_q < extent_p) {  // short output rows
-        const int pitch = padded_pitch(extent_q, size);
+        const int pitch = row_pitch(extent_q, size);
         plan.tile_q = static_cast<int>(extent_q);
-        plan.tile_p = static_cast<int>(smallest(extent_p, Tuning::thin_tile_elements / extent_q,
-                                                Tuning::element_capacity / pitch));
+        plan.tile_p = thin_tile_length(extent_p, extent_q, pitch);
         plan.smem_p = pitch;
         plan.smem_q = 1;
+        plan.flat_store = pitch == extent_q && plan.dst_p == extent_q;
     } else if (extent_p < Tuning::thin_extent) {  // short source rows
-        const int pitch = padded_pitch(extent_p, size);
+        const int pitch = row_pitch(extent_p, size);
         plan.tile_p = static_cast<int>(extent_p);
-        plan.tile_q = static_cast<int>(smallest(extent_q, Tuning::thin_tile_elements / extent_p,
-                                                Tuning::element_capacity / pitch));
+        plan.tile_q = thin_tile_length(extent_q, extent_p, pitch);
         plan.smem_p = 1;
         plan.smem_q = pitch;
+        plan.flat_load = pitch == extent_p && plan.src_p == 1 && plan.src_q == extent_p;
     } else {
         plan.tile_p = static_cast<int>(extent_p < Tuning::element_edge ? extent_p : Tuning::element_edge);
         plan.tile_q = static_cast<int>(extent_q < Tuning::element_edge ? extent_q : Tuning::element_edge);
         plan.smem_p = 1;
-        plan.smem_q = padded_pitch(plan.tile_p, size);
+        plan.smem_q = row_pitch(plan.tile_p, size);
     }
 }
 
@@ -421,12 +479,8 @@ static int launch_transpose(const gp_copy_desc &copy, int tile_axis, const int64
     plan.tiles = plan.tiles_p * plan.tiles_q * outer_count;
     const T *in = static_cast<const T *>(copy.in);
     T *out = static_cast<T *>(copy.out);
-    if (vector)
-        transpose_vector_kernel<T><<<grid_for(plan.tiles), TransposeTuning::threads, 0, work_stream()>>>(in, out, plan);
-    else
-        transpose_elements_kernel<T><<<grid_for(plan.tiles), TransposeTuning::threads, 0, work_stream()>>>(in, out, plan);
-    GP_CHECK_LAUNCH(err, "transpose kernel");
-    return 0;
+    return vector ? launch_blocks(transpose_vector_kernel<T>, plan.tiles, err, in, out, plan)
+                  : launch_blocks(transpose_elements_kernel<T>, plan.tiles, err, in, out, plan);
 }
 
 template <class T>
@@ -446,11 +500,8 @@ static int launch_rows(const gp_copy_desc &copy, const int64_t *dst_strides, gp_
     plan.rows_per_block = static_cast<int>(whole_rows < 1 ? 1 : whole_rows < Tuning::threads ? whole_rows : Tuning::threads);
     plan.segment = static_cast<int>(plan.length < Tuning::row_block_elements ? plan.length : Tuning::row_block_elements);
     plan.segments = ceil_div(plan.length, plan.segment);
-    plan.blocks = ceil_div(plan.rows, plan.rows_per_block) * plan.segments;
-    copy_rows_kernel<T><<<grid_for(plan.blocks), Tuning::threads, 0, work_stream()>>>(
-        static_cast<const T *>(copy.in), static_cast<T *>(copy.out), plan);
-    GP_CHECK_LAUNCH(err, "copy_rows_kernel");
-    return 0;
+    return launch_blocks(copy_rows_kernel<T>, ceil_div(plan.rows, plan.rows_per_block) * plan.segments, err,
+                         static_cast<const T *>(copy.in), static_cast<T *>(copy.out), plan);
 }
 
 // The copy on device memory, ordered on the work stream.

@@ -200,7 +200,8 @@ def test_unsupported_dtypes(device, dtype):
 
 
 def test_large(device, rng):
-    """Several vector-kernel tiles per row with an edge on both axes, and a thin shape."""
-    for dtype, shape in [("float32", (1500, 2100)), ("uint8", (1100, 3000)), ("float64", (700, 1300)),
-                         ("float16", (640, 1030)), ("float32", (7, 200_003))]:
+    """Several tiles per row with an edge on both axes (16-byte rows or not), and thin shapes."""
+    for dtype, shape in [("float32", (1500, 2100)), ("uint8", (1100, 3000)), ("uint8", (1104, 3008)),
+                         ("float64", (700, 1300)), ("float16", (640, 1030)), ("float16", (640, 1032)),
+                         ("float32", (7, 200_003)), ("float32", (200_003, 7)), ("uint8", (5, 100_001))]:
         check(make_data(rng, dtype, shape), None, device)
