@@ -12,8 +12,9 @@
 //         into 32-bit words and transposed in registers, so that threads move 16-byte words on both
 //         sides and shared memory is free of bank conflicts both ways;
 //       transpose_elements_kernel otherwise: element by element through a padded shared tile whose
-//         shape follows the extents (a side shorter than a warp is held whole, so that side of the
-//         tile is one contiguous run).
+//         shape follows the extents; a side shorter than a warp is held whole, and when that makes
+//         the tile's source or destination one contiguous run, that side is copied as a run of
+//         16-byte words (7 x 1,000,003 writes its output that way).
 #include <climits>
 
 #include "collectives.cuh"
@@ -25,8 +26,13 @@ namespace gp {
 
 struct TransposeTuning {
     static constexpr int threads = 256;  // block size of every copy kernel
-    // Register caps: 4 vector blocks (64 KiB of tiles in flight) and 6 element blocks per SM.
-    static constexpr int vector_min_blocks = 4;
+    // Tiles are numbered in bands of tile_group tiles along q, p-tile by p-tile, so that the blocks
+    // in flight cover a compact patch of both source and destination (few pages, long runs) instead
+    // of a few source rows and every destination row.
+    static constexpr int tile_group = 16;
+    // Register caps: 5 vector blocks (80 KiB of tiles in flight) per SM, 4 for 1-byte elements
+    // (their 16-word transposes need more registers); 6 element blocks.
+    template <class T> static constexpr int vector_min_blocks = sizeof(T) == 1 ? 4 : 5;
     static constexpr int element_min_blocks = 6;
     // Vector kernel: a 16 KiB shared tile of rows (along p) of 256 bytes; 128 for 1-byte elements,
     // whose tile needs 8 q-vectors of 16 rows each along q.
@@ -130,8 +136,11 @@ struct TilePlan {
 
     __device__ TileSpot locate(int64_t tile) const
     {
-        const int64_t tp = tile % tiles_p, rest = tile / tiles_p;
-        const int64_t tq = rest % tiles_q, outer_index = rest / tiles_q;
+        constexpr int group = TransposeTuning::tile_group;
+        const int64_t plane = tiles_p * tiles_q, outer_index = tile / plane, in_plane = tile % plane;
+        const int64_t band = in_plane / (group * tiles_p), in_band = in_plane % (group * tiles_p);
+        const int64_t band_q = tiles_q - band * group < group ? tiles_q - band * group : group;
+        const int64_t tq = band * group + in_band % band_q, tp = in_band / band_q;
         TileSpot spot;
         outer.offsets(outer_index, spot.src, spot.dst);
         const int64_t p0 = tp * tile_p, q0 = tq * tile_q;
@@ -214,7 +223,7 @@ template <class T> __device__ __forceinline__ void store16(T *dst, const uint64_
 }
 
 template <class T>
-__global__ void __launch_bounds__(TransposeTuning::threads, TransposeTuning::vector_min_blocks)
+__global__ void __launch_bounds__(TransposeTuning::threads, TransposeTuning::vector_min_blocks<T>)
 transpose_vector_kernel(const T *__restrict__ in, T *__restrict__ out, TilePlan plan, int64_t first_tile)
 {
     using Tile = VectorTile<T>;
