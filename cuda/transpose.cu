@@ -26,10 +26,6 @@ namespace gp {
 
 struct TransposeTuning {
     static constexpr int threads = 256;  // block size of every copy kernel
-    // Tiles are numbered in bands of tile_group tiles along q, p-tile by p-tile, so that the blocks
-    // in flight cover a compact patch of both source and destination (few pages, long runs) instead
-    // of a few source rows and every destination row.
-    static constexpr int tile_group = 16;
     // Register caps: 5 vector blocks (80 KiB of tiles in flight) per SM, 4 for 1-byte elements
     // (their 16-word transposes need more registers); 6 element blocks.
     template <class T> static constexpr int vector_min_blocks = sizeof(T) == 1 ? 4 : 5;
@@ -136,11 +132,8 @@ struct TilePlan {
 
     __device__ TileSpot locate(int64_t tile) const
     {
-        constexpr int group = TransposeTuning::tile_group;
-        const int64_t plane = tiles_p * tiles_q, outer_index = tile / plane, in_plane = tile % plane;
-        const int64_t band = in_plane / (group * tiles_p), in_band = in_plane % (group * tiles_p);
-        const int64_t band_q = tiles_q - band * group < group ? tiles_q - band * group : group;
-        const int64_t tq = band * group + in_band % band_q, tp = in_band / band_q;
+        const int64_t tp = tile % tiles_p, rest = tile / tiles_p;
+        const int64_t tq = rest % tiles_q, outer_index = rest / tiles_q;
         TileSpot spot;
         outer.offsets(outer_index, spot.src, spot.dst);
         const int64_t p0 = tp * tile_p, q0 = tq * tile_q;
