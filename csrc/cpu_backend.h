@@ -6,5 +6,7 @@
 
 int gp_cpu_reduce(const gp_reduce_desc *desc, gp_error *err);
 int gp_cpu_scan(const gp_scan_desc *desc, gp_error *err);
+/* cpu_transpose.c: C-contiguous copy of a strided view. */
+int gp_cpu_copy_strided(const gp_copy_desc *desc, gp_error *err);
 
 #endif

@@ -41,6 +41,21 @@ typedef struct {
     void *out;
 } gp_scan_desc;
 
+/* A C-contiguous copy of a strided view (transpose is the copy of a permuted view).  in points at
+ * element (0, ..., 0) of the view; strides count elements, not bytes, and may be negative or zero.
+ * out receives the product of shape elements in C order.  Elements are moved as raw 1-, 2-, 4- or
+ * 8-byte words, so the dtype does not matter, only its size. */
+enum { GP_MAX_DIMS = 64 }; /* NumPy's NPY_MAXDIMS */
+
+typedef struct {
+    int ndim;
+    int64_t elem_size;
+    int64_t shape[GP_MAX_DIMS];
+    int64_t strides[GP_MAX_DIMS];
+    const void *in;
+    void *out;
+} gp_copy_desc;
+
 typedef enum {
     GP_OK = 0,
     GP_ERR_NOMEM,   /* out of device or host memory: MemoryError */

@@ -10,6 +10,7 @@
 #define NPY_TARGET_VERSION NPY_1_23_API_VERSION
 #include <numpy/arrayobject.h>
 
+#include "copy_layout.h"
 #include "cpu_backend.h"
 #include "device_memory.h"
 #ifndef GPUPRIMS_NO_CUDA
@@ -83,6 +84,16 @@ static PyArrayObject *new_output(int typenum, int64_t count, gp_dtype *dtype)
     npy_intp dims[1] = {(npy_intp)count};
     return (PyArrayObject *)PyArray_SimpleNewFromDescr(1, dims, descr);
 }
+
+#ifndef GPUPRIMS_NO_CUDA
+/* A list of `repeats` timings in milliseconds (NULL with an exception set on failure). */
+static PyObject *milliseconds_list(const float *ms, int repeats)
+{
+    PyObject *result = PyList_New(repeats);
+    for (int r = 0; result != NULL && r < repeats; ++r) PyList_SET_ITEM(result, r, PyFloat_FromDouble(ms[r]));
+    return result;
+}
+#endif
 
 static int no_cuda(gp_error *err)
 {
@@ -347,6 +358,151 @@ static PyObject *core_convert_resident(PyObject *self, PyObject *args)
     return resident_result(status, &err);
 }
 
+static int run_copy_strided(int device, const gp_copy_desc *desc, gp_error *err)
+{
+    if (device < 0) return gp_cpu_copy_strided(desc, err);
+#ifdef GPUPRIMS_NO_CUDA
+    return no_cuda(err);
+#else
+    return gp_cuda_copy_strided(device, desc, err);
+#endif
+}
+
+/* Fills desc (not its out) from array's shape, strides and data; -1 when an element is not aligned
+ * to its size, so that byte strides are not whole elements. */
+static int copy_desc_from(PyArrayObject *array, gp_copy_desc *desc)
+{
+    const int64_t size = PyArray_ITEMSIZE(array);
+    desc->ndim = PyArray_NDIM(array);
+    desc->elem_size = size;
+    desc->in = PyArray_DATA(array);
+    int aligned = (uintptr_t)desc->in % (uintptr_t)size == 0;
+    for (int d = 0; d < desc->ndim; ++d) {
+        const npy_intp stride = PyArray_STRIDE(array, d);
+        desc->shape[d] = PyArray_DIM(array, d);
+        /* a dimension of length 0 or 1 is never stepped along, whatever its stride */
+        desc->strides[d] = desc->shape[d] > 1 ? stride / size : 0;
+        aligned = aligned && (desc->shape[d] <= 1 || stride % size == 0);
+    }
+    return aligned ? 0 : -1;
+}
+
+/* The times of `repeats` device copies of desc's view, uploaded once. */
+static PyObject *time_copy_strided(int device, const gp_copy_desc *desc, int repeats)
+{
+    gp_error err = {GP_OK, ""};
+#ifdef GPUPRIMS_NO_CUDA
+    (void)device, (void)desc, (void)repeats;
+    no_cuda(&err);
+    return gp_raise_backend_error(&err);
+#else
+    float *ms = PyMem_Calloc((size_t)repeats, sizeof(float));
+    if (ms == NULL) return PyErr_NoMemory();
+    int status;
+    Py_BEGIN_ALLOW_THREADS
+    status = gp_cuda_time_copy_strided(device, desc, repeats, ms, &err);
+    Py_END_ALLOW_THREADS
+    PyObject *result = status ? gp_raise_backend_error(&err) : milliseconds_list(ms, repeats);
+    PyMem_Free(ms);
+    return result;
+#endif
+}
+
+PyDoc_STRVAR(copy_strided_doc,
+             "copy_strided(array, device, repeats=0) -> array, or list of milliseconds\n\n"
+             "A new C-contiguous array with array's shape, dtype (byte order included) and values, whatever\n"
+             "its strides: a transpose is the copy of a permuted view.  Device -1 is the CPU.  With\n"
+             "repeats > 0, times that many copies on the GPU instead, the input uploaded once.");
+
+static PyObject *core_copy_strided(PyObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *obj;
+    int device, repeats = 0;
+    if (!PyArg_ParseTuple(args, "Oi|i", &obj, &device, &repeats)) return NULL;
+    if (!PyArray_Check(obj)) {
+        PyErr_SetString(PyExc_TypeError, "expected a numpy.ndarray");
+        return NULL;
+    }
+    PyArrayObject *in = (PyArrayObject *)obj;
+    if (gp_dtype_from_descr(PyArray_DESCR(in)) < 0) {
+        PyErr_Format(PyExc_TypeError, "unsupported dtype %R", (PyObject *)PyArray_DESCR(in));
+        return NULL;
+    }
+    if (PyArray_NDIM(in) > GP_MAX_DIMS || repeats < 0 ||
+        (repeats > 0 && (device < 0 || PyArray_SIZE(in) == 0))) {
+        PyErr_SetString(PyExc_ValueError, "copy_strided: too many dimensions, or bad repeats, device or size");
+        return NULL;
+    }
+    gp_copy_desc desc;
+    int64_t lowest, extent;
+    const int aligned = copy_desc_from(in, &desc) == 0;
+    gp_copy_span(&desc, &lowest, &extent);
+    Py_INCREF(in);
+    /* Unaligned views, and views whose span has gaps that a device upload would carry, are first
+     * gathered by NumPy into a dense copy in their own memory order. */
+    if (!aligned || (device >= 0 && extent > PyArray_SIZE(in))) {
+        PyArrayObject *dense = (PyArrayObject *)PyArray_NewCopy(in, NPY_KEEPORDER);
+        Py_DECREF(in);
+        if (dense == NULL) return NULL;
+        in = dense;
+        copy_desc_from(in, &desc);
+    }
+    PyArray_Descr *descr = PyArray_DESCR(in);
+    Py_INCREF(descr);
+    PyObject *out = PyArray_NewFromDescr(&PyArray_Type, descr, PyArray_NDIM(in), PyArray_DIMS(in),
+                                         NULL, NULL, 0, NULL);
+    if (out != NULL && repeats > 0) {
+        Py_SETREF(out, time_copy_strided(device, &desc, repeats));
+    } else if (out != NULL && PyArray_SIZE(in) > 0) {
+        desc.out = PyArray_DATA((PyArrayObject *)out);
+        gp_error err = {GP_OK, ""};
+        int status;
+        Py_BEGIN_ALLOW_THREADS
+        status = run_copy_strided(device, &desc, &err);
+        Py_END_ALLOW_THREADS
+        if (status) Py_SETREF(out, gp_raise_backend_error(&err));
+    }
+    Py_DECREF(in);
+    return out;
+}
+
+PyDoc_STRVAR(copy_strided_resident_doc,
+             "copy_strided_resident(in_ptr, itemsize, shape, strides, out_ptr, device)\n\n"
+             "C-contiguous copy of a device-resident strided view (strides in elements, any sign)\n"
+             "into out_ptr, on gpuprims' stream.");
+
+static PyObject *core_copy_strided_resident(PyObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *in_obj, *out_obj, *shape, *strides;
+    long long itemsize;
+    int device;
+    if (!PyArg_ParseTuple(args, "OLO!O!Oi", &in_obj, &itemsize, &PyTuple_Type, &shape, &PyTuple_Type, &strides,
+                          &out_obj, &device))
+        return NULL;
+    gp_copy_desc desc = {0};
+    desc.ndim = (int)PyTuple_GET_SIZE(shape);
+    desc.elem_size = itemsize;
+    if (desc.ndim > GP_MAX_DIMS || PyTuple_GET_SIZE(strides) != desc.ndim) {
+        PyErr_SetString(PyExc_ValueError, "copy_strided_resident: shape and strides must match (at most 64 dims)");
+        return NULL;
+    }
+    for (int d = 0; d < desc.ndim; ++d) {
+        desc.shape[d] = PyLong_AsLongLong(PyTuple_GET_ITEM(shape, d));
+        desc.strides[d] = PyLong_AsLongLong(PyTuple_GET_ITEM(strides, d));
+    }
+    desc.in = PyLong_AsVoidPtr(in_obj);
+    desc.out = PyLong_AsVoidPtr(out_obj);
+    if (PyErr_Occurred()) return NULL;
+    gp_error err = {GP_OK, ""};
+    int status;
+    Py_BEGIN_ALLOW_THREADS
+    status = RUN_RESIDENT(gp_cuda_copy_strided_resident(device, &desc, &err));
+    Py_END_ALLOW_THREADS
+    return resident_result(status, &err);
+}
+
 PyDoc_STRVAR(cuda_device_count_doc, "cuda_device_count() -> (count, reason)\n\n"
                                     "reason says why no device is usable when count is 0.");
 
@@ -454,12 +610,7 @@ static PyObject *core_time_kernel(PyObject *self, PyObject *args)
         Py_END_ALLOW_THREADS
         if (status) gp_raise_backend_error(&err);
     }
-    PyObject *result = NULL;
-    if (status == 0) {
-        result = PyList_New(repeats);
-        for (int r = 0; result != NULL && r < repeats; ++r)
-            PyList_SET_ITEM(result, r, PyFloat_FromDouble(ms[r]));
-    }
+    PyObject *result = status == 0 ? milliseconds_list(ms, repeats) : NULL;
     PyMem_Free(ms);
     Py_DECREF(call.in);
     Py_DECREF(call.out);
@@ -492,14 +643,7 @@ static PyObject *core_time_memcpy(PyObject *self, PyObject *args)
     Py_BEGIN_ALLOW_THREADS
     status = gp_cuda_time_memcpy(device, (size_t)nbytes, repeats, ms, &err);
     Py_END_ALLOW_THREADS
-    PyObject *result = NULL;
-    if (status) {
-        gp_raise_backend_error(&err);
-    } else {
-        result = PyList_New(repeats);
-        for (int r = 0; result != NULL && r < repeats; ++r)
-            PyList_SET_ITEM(result, r, PyFloat_FromDouble(ms[r]));
-    }
+    PyObject *result = status ? gp_raise_backend_error(&err) : milliseconds_list(ms, repeats);
     PyMem_Free(ms);
     return result;
 #endif
@@ -524,6 +668,8 @@ static PyMethodDef core_methods[] = {
     {"pointer_device", gp_py_pointer_device, METH_O, "pointer_device(ptr) -> CUDA device index of a device address"},
     {"memory_info", gp_py_memory_info, METH_VARARGS, "memory_info(device) -> dict"},
     {"empty_cache", gp_py_empty_cache, METH_VARARGS, "empty_cache(device)"},
+    {"copy_strided", core_copy_strided, METH_VARARGS, copy_strided_doc},
+    {"copy_strided_resident", core_copy_strided_resident, METH_VARARGS, copy_strided_resident_doc},
     {"cuda_device_count", core_cuda_device_count, METH_NOARGS, cuda_device_count_doc},
     {"cuda_device_properties", core_cuda_device_properties, METH_VARARGS, cuda_device_properties_doc},
     {"build_info", core_build_info, METH_NOARGS, build_info_doc},

@@ -34,6 +34,19 @@ template <class F> int dispatch_dtype(gp_dtype dtype, gp_error *err, F &&f)
     }
 }
 
+// For copies, which move elements as raw words: calls f(type_tag<W>{}) with the unsigned integer
+// type of `bytes` (1, 2, 4 or 8).
+template <class F> int dispatch_element_size(int64_t bytes, gp_error *err, F &&f)
+{
+    switch (bytes) {
+    case 1: return f(type_tag<uint8_t>{});
+    case 2: return f(type_tag<uint16_t>{});
+    case 4: return f(type_tag<uint32_t>{});
+    case 8: return f(type_tag<uint64_t>{});
+    default: return fail(err, GP_ERR_INVALID, "element size must be 1, 2, 4 or 8 bytes");
+    }
+}
+
 template <class T> constexpr bool is_float_v =
     cuda::std::is_same_v<T, __half> || cuda::std::is_floating_point_v<T>;
 

@@ -67,10 +67,16 @@ int gp_cuda_synchronize(int device, gp_error *err);
 int gp_cuda_convert_resident(int device, gp_dtype in_dtype, const void *in, gp_dtype out_dtype,
                              void *out, int64_t count, int64_t divisor, gp_error *err);
 
+/* transpose.cu: C-contiguous copy of a strided view (see gp_copy_desc), e.g. a permuted array.
+ * The host variant copies the span of memory the view covers to the device, and the result back. */
+int gp_cuda_copy_strided(int device, const gp_copy_desc *desc, gp_error *err);
+int gp_cuda_copy_strided_resident(int device, const gp_copy_desc *desc, gp_error *err);
+
 /* timing.cu: for the benchmark.  Uploads the descriptor's host input once, then times `repeats`
  * runs of the resident entry point (or a device-to-device copy of nbytes) with CUDA events. */
 int gp_cuda_time_reduce(int device, const gp_reduce_desc *desc, int repeats, float *ms, gp_error *err);
 int gp_cuda_time_scan(int device, const gp_scan_desc *desc, int repeats, float *ms, gp_error *err);
+int gp_cuda_time_copy_strided(int device, const gp_copy_desc *desc, int repeats, float *ms, gp_error *err);
 int gp_cuda_time_memcpy(int device, size_t nbytes, int repeats, float *ms, gp_error *err);
 
 #ifdef __cplusplus

@@ -1,5 +1,6 @@
 // Kernel timing for the benchmark: the input is uploaded once, then each repeat of the resident
 // entry point (all its launches and workspace allocations) is bracketed by CUDA events.
+#include "copy_layout.h"
 #include "gpuprims_cuda.h"
 #include "runtime.cuh"
 
@@ -40,19 +41,20 @@ template <class F> static int time_repeats(int repeats, float *ms, gp_error *err
     return 0;
 }
 
-// Uploads desc's host input and allocates its output, then times the resident entry point.
+// Uploads desc's host input and allocates its output, then times the resident entry point.  The
+// input is the in_bytes from `in_offset` bytes before desc->in.
 template <class Desc, class F>
 static int time_resident(int device, const Desc *desc, size_t in_bytes, size_t out_bytes,
-                         int repeats, float *ms, gp_error *err, F &&resident)
+                         int repeats, float *ms, gp_error *err, F &&resident, size_t in_offset = 0)
 {
     if (use_device(device, err)) return -1;
     DeviceBuffer device_in, device_out;
     if (device_in.allocate(in_bytes, err) || device_out.allocate(out_bytes, err)) return -1;
-    GP_CUDA_TRY(cudaMemcpyAsync(device_in.as<void>(), desc->in, in_bytes, cudaMemcpyHostToDevice,
-                                work_stream()),
+    GP_CUDA_TRY(cudaMemcpyAsync(device_in.as<void>(), static_cast<const char *>(desc->in) - in_offset,
+                                in_bytes, cudaMemcpyHostToDevice, work_stream()),
                 err, "copy to device");
     Desc on_device = *desc;
-    on_device.in = device_in.as<const void>();
+    on_device.in = device_in.as<const char>() + in_offset;
     on_device.out = device_out.as<void>();
     if (time_repeats(repeats, ms, err, [&] { return resident(device, &on_device, err); })) return -1;
     return synchronize(err, "timing");
@@ -75,6 +77,16 @@ extern "C" int gp_cuda_time_scan(int device, const gp_scan_desc *desc, int repea
     return gp::time_resident(device, desc, count * gp_dtype_size(desc->in_dtype),
                              count * gp_dtype_size(desc->out_dtype), repeats, ms, err,
                              gp_cuda_scan_resident);
+}
+
+extern "C" int gp_cuda_time_copy_strided(int device, const gp_copy_desc *desc, int repeats, float *ms,
+                                         gp_error *err)
+{
+    int64_t lowest, extent;
+    gp_copy_span(desc, &lowest, &extent);
+    const size_t size = static_cast<size_t>(desc->elem_size);
+    return gp::time_resident(device, desc, extent * size, gp_copy_count(desc) * size, repeats, ms, err,
+                             gp_cuda_copy_strided_resident, -lowest * size);
 }
 
 extern "C" int gp_cuda_time_memcpy(int device, size_t nbytes, int repeats, float *ms, gp_error *err)

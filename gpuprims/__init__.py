@@ -10,6 +10,7 @@ Every function takes ``device=None | "cpu" | "cuda" | "cuda:N"``; None means the
 variable ``GPUPRIMS_DEVICE``, else the GPU when one is usable, else the CPU.
 """
 from ._api import cumsum, max, mean, min, prefix_sum, prod, sum
+from ._transpose import transpose
 from ._device import DeviceUnavailableError, cuda_available, device_info
 from ._device_array import DeviceArray, empty_cache, memory_info, synchronize, to_device
 from . import _core
@@ -47,4 +48,5 @@ __all__ = [
     "sum",
     "synchronize",
     "to_device",
+    "transpose",
 ]

@@ -168,11 +168,16 @@ def _reduced_shape(shape, axes, keepdims):
     return tuple(size for axis, size in enumerate(shape) if axis not in axes)
 
 
-def _axis_index(axis, ndim):
-    """One axis as NumPy reads it: an integer (not a bool, list or float), negatives allowed."""
+def _axis_integer(axis):
+    """An axis as NumPy reads it: an integer (not a bool, list or float)."""
     if isinstance(axis, (bool, np.bool_)):
         raise TypeError("an integer is required for the axis, not a bool")
-    return normalize_axis_index(operator.index(axis), ndim)
+    return operator.index(axis)
+
+
+def _axis_index(axis, ndim):
+    """One axis as NumPy reads it, negatives allowed, checked against ndim."""
+    return normalize_axis_index(_axis_integer(axis), ndim)
 
 
 def _normalize_axes(axis, ndim):

@@ -40,6 +40,12 @@ Sizes are given with ``--sizes`` as a comma list: a value below 64 (or written
 ``2^K``) is a power-of-two exponent, any other value is an element count, so
 ``--sizes 10,20,1000000`` means 1024, 1048576 and 1000000 elements.
 
+``transpose`` runs fixed cases (:data:`TRANSPOSE_CASES`: 16384 x 16384 in the
+``--dtype`` and in uint8 and float64, 7 x 1,000,003, and 64^4 with axes
+(3, 1, 2, 0)) whatever ``--sizes`` says; it counts the bytes read and written,
+and its peers are NumPy's, CuPy's and PyTorch's contiguous copies of the
+transposed view.
+
 With ``--out DIR`` the rows are also written to ``DIR/bench.md`` (Markdown, with
 the device name and library versions), ``DIR/bench.csv`` and, when matplotlib
 is importable, ``DIR/bench.png`` (bandwidth against size, one panel per op).
@@ -50,6 +56,7 @@ from __future__ import annotations
 import argparse
 import csv
 import importlib
+import math
 import platform
 import sys
 import time
@@ -60,11 +67,12 @@ from typing import Callable, Sequence
 import numpy as np
 
 import gpuprims
-from gpuprims import _api
+from gpuprims import _api, _transpose
 
-OPS = ("sum", "prod", "min", "max", "mean", "prefix_sum")
+OPS = ("sum", "prod", "min", "max", "mean", "prefix_sum", "transpose")
 SCAN_OPS = frozenset({"prefix_sum"})
-DEFAULT_OPS = ("sum", "max", "prefix_sum")
+COPY_OPS = frozenset({"transpose"})
+DEFAULT_OPS = ("sum", "max", "prefix_sum", "transpose")
 DEFAULT_SIZES = tuple(2**k for k in range(10, 29, 2))
 DEFAULT_REPEATS = 20
 DTYPES = (
@@ -93,6 +101,31 @@ COLUMNS = ("op", "size", "library", "mode", "time_ms", "GB/s", "x_memcpy")
 
 
 @dataclass(frozen=True)
+class TransposeCase:
+    """One transpose benchmark input: shape, axes, and dtype (None: the run's ``--dtype``)."""
+
+    shape: tuple[int, ...]
+    axes: tuple[int, ...] | None = None
+    dtype: str | None = None
+
+    def label(self, dtype: np.dtype) -> str:
+        """``"16384x16384 uint8"``, with the axes when they are not reversed."""
+        text = "x".join(map(str, self.shape))
+        if self.axes is not None:
+            text += " axes " + ",".join(map(str, self.axes))
+        return f"{text} {dtype.name}"
+
+
+TRANSPOSE_CASES = (
+    TransposeCase((16384, 16384)),
+    TransposeCase((16384, 16384), dtype="uint8"),
+    TransposeCase((16384, 16384), dtype="float64"),
+    TransposeCase((7, 1_000_003)),
+    TransposeCase((64, 64, 64, 64), (3, 1, 2, 0)),
+)
+
+
+@dataclass(frozen=True)
 class Row:
     """One measurement: the median time of one library running one op at one size.
 
@@ -113,6 +146,11 @@ class Row:
     x_memcpy : float or None
         ``gbps`` as a fraction of the device memcpy bandwidth at this size;
         None for end-to-end rows or when the memcpy row is missing.
+    case : str
+        For inputs that are not 1-D sizes (transpose), what the size column
+        shows instead: shape, axes and dtype.
+    dtype : str
+        The row's dtype when it is not the run's ``--dtype`` (transpose cases).
     """
 
     op: str
@@ -122,12 +160,14 @@ class Row:
     time_ms: float
     gbps: float
     x_memcpy: float | None
+    case: str = ""
+    dtype: str = ""
 
     def cells(self) -> tuple[str, ...]:
         """Return the row formatted as strings, in :data:`COLUMNS` order."""
         ratio = "-" if self.x_memcpy is None else f"{self.x_memcpy:.2f}"
         return (
-            self.op, format_size(self.n), self.library, self.mode,
+            self.op, self.case or format_size(self.n), self.library, self.mode,
             f"{self.time_ms:.4f}", f"{self.gbps:.2f}", ratio,
         )
 
@@ -212,7 +252,7 @@ def build_parser() -> argparse.ArgumentParser:
     """Return the argument parser of ``python -m gpuprims.bench``."""
     parser = argparse.ArgumentParser(
         prog="python -m gpuprims.bench",
-        description="Time gpuprims reductions and scans against NumPy, CuPy and PyTorch.",
+        description="Time gpuprims reductions, scans and transposes against NumPy, CuPy and PyTorch.",
         epilog="Sizes: K < 64 or 2^K means 2**K elements, larger values are element counts.",
     )
     parser.add_argument(
@@ -221,7 +261,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--sizes", type=parse_sizes, default=list(DEFAULT_SIZES),
-        help="comma list of sizes (default: 10,12,...,28, i.e. 2^10 .. 2^28 elements)",
+        help="comma list of sizes (default: 10,12,...,28, i.e. 2^10 .. 2^28 elements); "
+             "transpose runs its own fixed cases",
     )
     parser.add_argument(
         "--dtype", choices=DTYPES, default="float32", metavar="DTYPE",
@@ -312,11 +353,14 @@ class Library:
     version = ""
     skipped_errors: tuple[type[BaseException], ...] = (MemoryError,)
 
-    def kernel_timer(self, op: str) -> TimeFn | None:
-        """Return a timer for ``op`` on device-resident data, or None if not applicable."""
+    def kernel_timer(self, op: str, axes=None) -> TimeFn | None:
+        """Return a timer for ``op`` on device-resident data, or None if not applicable.
+
+        ``axes`` is the permutation of ``transpose`` (None reverses the axes).
+        """
         return None
 
-    def e2e_function(self, op: str) -> Callable[[np.ndarray], object] | None:
+    def e2e_function(self, op: str, axes=None) -> Callable[[np.ndarray], object] | None:
         """Return ``f(a)`` computing ``op`` from a NumPy array, or None if not applicable."""
         return None
 
@@ -343,16 +387,20 @@ class Gpuprims(Library):
         self.device = device
         self.version = getattr(gpuprims, "__version__", "unknown")
 
-    def kernel_timer(self, op: str) -> TimeFn | None:
+    def kernel_timer(self, op: str, axes=None) -> TimeFn | None:
         if self.device == "cpu":
             return None
 
         def time_kernel(a: np.ndarray, repeats: int) -> np.ndarray:
+            if op in COPY_OPS:
+                return _transpose._time_kernel(a, axes, repeats + 1, device=self.device)[1:]
             return _api._time_kernel(op, a, repeats + 1, device=self.device)[1:]
 
         return time_kernel
 
-    def e2e_function(self, op: str) -> Callable[[np.ndarray], object]:
+    def e2e_function(self, op: str, axes=None) -> Callable[[np.ndarray], object]:
+        if op in COPY_OPS:
+            return lambda a: gpuprims.transpose(a, axes, device=self.device)
         function = getattr(gpuprims, op)
         return lambda a: function(a, device=self.device)
 
@@ -373,7 +421,9 @@ class Numpy(Library):
         "mean": np.mean, "prefix_sum": np.cumsum,
     }
 
-    def e2e_function(self, op: str) -> Callable[[np.ndarray], object]:
+    def e2e_function(self, op: str, axes=None) -> Callable[[np.ndarray], object]:
+        if op in COPY_OPS:
+            return lambda a: np.ascontiguousarray(np.transpose(a, axes))
         return self.functions[op]
 
 
@@ -388,11 +438,14 @@ class Cupy(Library):
         self.index = index
         self.version = module.__version__
 
-    def _function(self, op: str):
-        return getattr(self.cupy, "cumsum" if op == "prefix_sum" else op)
+    def _function(self, op: str, axes=None):
+        cupy = self.cupy
+        if op in COPY_OPS:
+            return lambda x: cupy.ascontiguousarray(cupy.transpose(x, axes))
+        return getattr(cupy, "cumsum" if op == "prefix_sum" else op)
 
-    def kernel_timer(self, op: str) -> TimeFn:
-        cupy, function = self.cupy, self._function(op)
+    def kernel_timer(self, op: str, axes=None) -> TimeFn:
+        cupy, function = self.cupy, self._function(op, axes)
 
         def time_kernel(a: np.ndarray, repeats: int) -> np.ndarray:
             with cupy.cuda.Device(self.index):
@@ -413,8 +466,8 @@ class Cupy(Library):
         return DeviceCall(lambda a: cupy.asarray(a), self._function(op),
                           lambda: cupy.cuda.get_current_stream().synchronize())
 
-    def e2e_function(self, op: str) -> Callable[[np.ndarray], object]:
-        cupy, function = self.cupy, self._function(op)
+    def e2e_function(self, op: str, axes=None) -> Callable[[np.ndarray], object]:
+        cupy, function = self.cupy, self._function(op, axes)
 
         def run(a: np.ndarray):
             with cupy.cuda.Device(self.index):
@@ -434,16 +487,18 @@ class Torch(Library):
         self.device = module.device("cuda", index)
         self.version = module.__version__
 
-    def _function(self, op: str):
+    def _function(self, op: str, axes=None):
         torch = self.torch
+        if op in COPY_OPS:
+            return lambda x: x.permute(*(axes or range(x.ndim - 1, -1, -1))).contiguous()
         if op == "prefix_sum":
             return lambda x: torch.cumsum(x, dim=0)
         if op == "mean":  # NumPy averages integers and bools in float64; torch refuses them
             return lambda x: torch.mean(x, dtype=None if x.is_floating_point() else torch.float64)
         return getattr(torch, op)
 
-    def kernel_timer(self, op: str) -> TimeFn:
-        torch, function = self.torch, self._function(op)
+    def kernel_timer(self, op: str, axes=None) -> TimeFn:
+        torch, function = self.torch, self._function(op, axes)
 
         def time_kernel(a: np.ndarray, repeats: int) -> np.ndarray:
             with torch.cuda.device(self.device):
@@ -465,8 +520,8 @@ class Torch(Library):
         return DeviceCall(lambda a: torch.from_numpy(a).to(self.device), self._function(op),
                           lambda: torch.cuda.synchronize(self.device))
 
-    def e2e_function(self, op: str) -> Callable[[np.ndarray], object]:
-        torch, function = self.torch, self._function(op)
+    def e2e_function(self, op: str, axes=None) -> Callable[[np.ndarray], object]:
+        torch, function = self.torch, self._function(op, axes)
         return lambda a: function(torch.from_numpy(a).to(self.device)).cpu()
 
 
@@ -596,6 +651,8 @@ def bytes_moved(op: str, n: int, dtype: np.dtype) -> int:
     NumPy's ``cumsum`` (e.g. int32 input gives an int64 output).
     """
     nbytes = n * dtype.itemsize
+    if op in COPY_OPS:
+        return 2 * nbytes
     if op in SCAN_OPS:
         nbytes += n * np.cumsum(np.zeros(0, dtype)).dtype.itemsize
     return nbytes
@@ -645,36 +702,49 @@ class Benchmark:
         print(f"note: {message}", file=sys.stderr, flush=True)
 
     def run(self, ops: Sequence[str], sizes: Sequence[int], emit: Callable[[Row], None]) -> None:
-        """Measure every op at every size, calling ``emit`` for each new row."""
+        """Measure every op at every size (transpose: at each of its cases), calling ``emit``
+        for each new row."""
         for op in ops:
-            for n in sizes:
+            if op in COPY_OPS:
+                inputs = [(math.prod(case.shape), case) for case in self._transpose_cases()]
+            else:
+                inputs = [(n, None) for n in sizes]
+            for n, case in inputs:
                 try:
-                    a = random_array(self.rng, n, self.dtype)
+                    a = random_array(self.rng, n, np.dtype(case.dtype) if case else self.dtype)
                 except MemoryError:
                     self.note(f"{op} n={format_size(n)}: input does not fit in host memory; skipped")
                     continue
-                for row in self.measure(op, a):
+                for row in self.measure(op, a if case is None else a.reshape(case.shape), case):
                     self.rows.append(row)
                     emit(row)
                 del a
         if self.device_rows:
-            for op in ops:
+            for op in (op for op in ops if op not in COPY_OPS):
                 for n in LATENCY_SIZES:
                     for row in self._device_rows(op, random_array(self.rng, n, self.dtype), None, LATENCY):
                         self.rows.append(row)
                         emit(row)
 
-    def measure(self, op: str, a: np.ndarray) -> list[Row]:
+    def _transpose_cases(self) -> list[TransposeCase]:
+        """:data:`TRANSPOSE_CASES` with their dtypes filled in, without repeats."""
+        cases = (TransposeCase(case.shape, case.axes, case.dtype or self.dtype.name)
+                 for case in TRANSPOSE_CASES)
+        return list(dict.fromkeys(cases))
+
+    def measure(self, op: str, a: np.ndarray, case: TransposeCase | None = None) -> list[Row]:
         """Return the rows of one op on one input: kernel rows, then end-to-end rows."""
-        rows = self._kernel_rows(op, a) if self.kernel else []
-        if self.device_rows:
+        axes = None if case is None else case.axes
+        labels = {} if case is None else {"case": case.label(a.dtype), "dtype": a.dtype.name}
+        rows = self._kernel_rows(op, a, axes, labels) if self.kernel else []
+        if self.device_rows and case is None:
             memcpy = [row.gbps for row in rows if row.library == MEMCPY]
             rows += self._device_rows(op, a, memcpy[0] if memcpy else None)
         if self.e2e:
-            rows += self._e2e_rows(op, a)
+            rows += self._e2e_rows(op, a, axes, labels)
         return rows
 
-    def _kernel_rows(self, op: str, a: np.ndarray) -> list[Row]:
+    def _kernel_rows(self, op: str, a: np.ndarray, axes, labels: dict) -> list[Row]:
         """Time ``op`` on device-resident data, memcpy roofline first."""
         n, nbytes = a.size, bytes_moved(op, a.size, a.dtype)
         rows = []
@@ -683,9 +753,9 @@ class Benchmark:
         memcpy_gbps = None
         if memcpy_ms is not None:
             memcpy_gbps = gbps(2 * a.nbytes, memcpy_ms)
-            rows.append(Row(op, n, MEMCPY, KERNEL, memcpy_ms, memcpy_gbps, 1.0))
+            rows.append(Row(op, n, MEMCPY, KERNEL, memcpy_ms, memcpy_gbps, 1.0, **labels))
         for library in self.libraries:
-            timer = library.kernel_timer(op)
+            timer = library.kernel_timer(op, axes)
             if timer is None:
                 continue
             ms = self._timed(library.name, op, n, library.skipped_errors,
@@ -693,7 +763,7 @@ class Benchmark:
             if ms is not None:
                 rate = gbps(nbytes, ms)
                 ratio = None if memcpy_gbps is None else rate / memcpy_gbps
-                rows.append(Row(op, n, library.name, KERNEL, ms, rate, ratio))
+                rows.append(Row(op, n, library.name, KERNEL, ms, rate, ratio, **labels))
         return rows
 
     def _device_rows(self, op: str, a: np.ndarray, memcpy_gbps: float | None,
@@ -717,19 +787,19 @@ class Benchmark:
                 rows.append(Row(op, n, library.name, mode, ms, rate, ratio))
         return rows
 
-    def _e2e_rows(self, op: str, a: np.ndarray) -> list[Row]:
+    def _e2e_rows(self, op: str, a: np.ndarray, axes, labels: dict) -> list[Row]:
         """Time ``op`` end to end from the NumPy array ``a``."""
         n, nbytes = a.size, bytes_moved(op, a.size, a.dtype)
         repeats = e2e_repeats(self.repeats, a.nbytes)
         rows = []
         for library in self.libraries:
-            function = library.e2e_function(op)
+            function = library.e2e_function(op, axes)
             if function is None:
                 continue
             ms = self._timed(library.name, op, n, library.skipped_errors,
                              lambda: time_wall(function, a, repeats))
             if ms is not None:
-                rows.append(Row(op, n, library.name, E2E, ms, gbps(nbytes, ms), None))
+                rows.append(Row(op, n, library.name, E2E, ms, gbps(nbytes, ms), None, **labels))
         return rows
 
     def _timed(self, library: str, op: str, n: int, errors, measure) -> float | None:
@@ -792,7 +862,7 @@ def write_markdown(path: Path, bench: Benchmark, header: str) -> None:
         "",
         header,
         "",
-        "Reductions count the bytes read, scans read + write, memcpy read + write; "
+        "Reductions count the bytes read, scans and transposes read + write, memcpy read + write; "
         "`x_memcpy` is a kernel row's GB/s over the device memcpy GB/s.",
         "",
         "| " + " | ".join(COLUMNS) + " |",
@@ -809,11 +879,11 @@ def write_csv(path: Path, rows: Sequence[Row], dtype: np.dtype, device: str) -> 
     with path.open("w", newline="") as handle:
         writer = csv.writer(handle)
         writer.writerow(["op", "n", "dtype", "device", "library", "mode",
-                         "time_ms", "gbps", "x_memcpy"])
+                         "time_ms", "gbps", "x_memcpy", "case"])
         for row in rows:
-            writer.writerow([row.op, row.n, dtype.name, device, row.library, row.mode,
+            writer.writerow([row.op, row.n, row.dtype or dtype.name, device, row.library, row.mode,
                              f"{row.time_ms:.6g}", f"{row.gbps:.6g}",
-                             "" if row.x_memcpy is None else f"{row.x_memcpy:.4f}"])
+                             "" if row.x_memcpy is None else f"{row.x_memcpy:.4f}", row.case])
 
 
 def write_plot(path: Path, rows: Sequence[Row], ops: Sequence[str], title: str) -> bool:
@@ -895,9 +965,10 @@ def main(argv: Sequence[str] | None = None) -> list[Row]:
         write_csv(args.out / "bench.csv", bench.rows, dtype, device)
         print(f"wrote {args.out / 'bench.md'} and {args.out / 'bench.csv'}")
         title = f"{device_name(device)}, {dtype.name}"
-        if write_plot(args.out / "bench.png", bench.rows, args.ops, title):
+        plotted = [op for op in args.ops if op not in COPY_OPS]  # transpose cases are no size series
+        if plotted and write_plot(args.out / "bench.png", bench.rows, plotted, title):
             print(f"wrote {args.out / 'bench.png'}")
-        else:
+        elif plotted:
             print("note: matplotlib is not installed; skipped bench.png")
     return bench.rows
 

@@ -323,3 +323,13 @@ def test_readme_device_example():
     s = gpuprims.sum(d)
     assert isinstance(s, gpuprims.DeviceArray) and s.shape == () and s.get() == 55
     assert np.array_equal(gpuprims.prefix_sum(d, exclusive=True).get(), np.r_[0, np.cumsum(np.arange(1, 10))])
+
+
+@cuda
+@pytest.mark.parametrize("dtype", ["bool", "int8", "float16", "float32", "int64"])
+@pytest.mark.parametrize("shape,axes", [((5, 7), None), ((3, 4, 5), (1, 2, 0)), ((), None), ((6,), (0,))])
+def test_transpose_device_in_device_out(rng, dtype, shape, axes):
+    a = make_data(rng, dtype, shape)
+    r = gpuprims.transpose(gpuprims.to_device(a), axes)
+    assert isinstance(r, gpuprims.DeviceArray) and r.is_c_contiguous
+    assert np.array_equal(r.get(), np.ascontiguousarray(np.transpose(a, axes)))

@@ -1,0 +1,90 @@
+"""transpose: NumPy's axis semantics on top of gpuprims' strided-copy engine.
+
+A transpose is the C-contiguous copy of a permuted view: the view only reorders shape and strides,
+and ``_core.copy_strided`` copies any strided view (negative and zero strides included).
+"""
+import numpy as np
+
+from . import _core
+from ._api import _as_input, _axis_integer, _input, normalize_axis_index
+from ._device import resolve_device
+from ._device_array import DeviceArray
+
+
+def _permutation(axes, ndim):
+    """The permutation numpy.transpose(a, axes) applies, with NumPy's errors.
+
+    Like NumPy, every entry is read as an integer first (TypeError), then the length is checked
+    (ValueError), then the axes in order: out of range (AxisError) or repeated (ValueError).
+    """
+    if axes is None:
+        return tuple(range(ndim - 1, -1, -1))
+    try:
+        items = list(axes)
+    except TypeError:  # a single integer names the only axis of a 1-d array
+        items = [axes]
+    items = [_axis_integer(item) for item in items]
+    if len(items) != ndim:
+        raise ValueError("axes don't match array")
+    order = []
+    for item in items:
+        axis = normalize_axis_index(item, ndim)
+        if axis in order:
+            raise ValueError("repeated axis in transpose")
+        order.append(axis)
+    return tuple(order)
+
+
+def _permuted(array, axes):
+    view = array.transpose(_permutation(axes, array.ndim))
+    return view.reshape(1) if view.ndim == 0 else view  # numpy.ascontiguousarray is at least 1-d
+
+
+def transpose(a, axes=None, *, device=None):
+    """Permute the axes of an array into a new C-contiguous array.
+
+    Returns what ``numpy.ascontiguousarray(numpy.transpose(a, axes))`` returns: the values of the
+    permuted view, copied.
+
+    Parameters
+    ----------
+    a : array_like
+        Input data: bool, signed or unsigned integers, float16, float32 or float64, any number of
+        dimensions, any strides (views, negative and zero strides, byte-swapped dtypes).
+    axes : None or sequence of int, optional
+        A permutation of ``range(a.ndim)``; negative axes count from the end.  None reverses the
+        axes.  Axis ``i`` of the result is axis ``axes[i]`` of `a`.
+    device : {None, "cpu", "cuda", "cuda:N"}, optional
+        Where to copy; None means ``GPUPRIMS_DEVICE`` or the GPU when one is usable.
+
+    Returns
+    -------
+    numpy.ndarray or DeviceArray
+        A new C-contiguous array with `a`'s dtype (byte order included).  A 0-d input gives a
+        1-element 1-d array, as :func:`numpy.ascontiguousarray` does.  Device-resident inputs
+        (DeviceArray, CuPy, PyTorch, ...) give a DeviceArray on their device.
+
+    Raises
+    ------
+    TypeError
+        For unsupported dtypes (complex, strings, objects, datetimes) and non-integer axes.
+    ValueError
+        When `axes` has the wrong length or repeats an axis.
+    numpy.exceptions.AxisError
+        For an axis out of range.
+    MemoryError
+        When device or host memory runs out.
+    """
+    array, index = _input(a, "transpose", device)
+    view = _permuted(array, axes)
+    return view.copy() if isinstance(view, DeviceArray) else _core.copy_strided(view, index)
+
+
+def _time_kernel(a, axes, repeats, *, device="cuda"):
+    """Kernel times in milliseconds of `repeats` transposes of `a` on the GPU, the input uploaded
+    once (for the benchmark, gpuprims.bench)."""
+    index = resolve_device(device)
+    if index < 0:
+        raise ValueError("_time_kernel needs a CUDA device")
+    times = _core.copy_strided(_permuted(_as_input(a, "transpose"), axes), index, int(repeats))
+    return np.asarray(times, dtype=np.float64)
