@@ -98,6 +98,11 @@ template <class To, class From> __device__ __forceinline__ To convert(From x)
     } else if constexpr (cuda::std::is_same_v<To, uint64_t> && cuda::std::is_signed_v<From> &&
                          cuda::std::is_integral_v<From>) {
         return static_cast<uint64_t>(static_cast<int64_t>(x));
+    } else if constexpr (cuda::std::is_floating_point_v<From> && cuda::std::is_integral_v<To> &&
+                         !cuda::std::is_same_v<To, bool> && sizeof(To) < 8) {
+        // Through int64 and truncated, as NumPy's casts behave on x86-64 (out-of-range values
+        // wrap; a direct GPU conversion would saturate instead).
+        return static_cast<To>(static_cast<int64_t>(x));
     } else {
         return static_cast<To>(x);
     }

@@ -118,25 +118,24 @@ class _Plan:
         """Turn the backend's 1-D output into the result dtype."""
         return flat if flat.dtype == self.result_dtype else flat.astype(self.result_dtype)
 
-    def run_reduce(self, op, index):
-        """The backend's 1-D result of reducing the plan's source with `op`."""
-        count = self.outer * self.inner
+    def run_reduce(self, op, index, shape):
+        """The backend's result of reducing the plan's source with `op`, in `shape`."""
         if not isinstance(self.source, DeviceArray):
             return _core.reduce(self.source, _OPS[op], self.backend_dtype.num, self.outer, self.n,
-                                self.inner, index)
+                                self.inner, index).reshape(shape)
         source = self.source.contiguous()
-        out = DeviceArray._empty((count,), self.backend_dtype, index)
+        out = DeviceArray._empty(shape, self.backend_dtype, index)
         _core.reduce_resident(source.ptr, source.dtype.num, _OPS[op], out.ptr, self.backend_dtype.num,
                               self.outer, self.n, self.inner, index)
         return out
 
     def run_scan(self, exclusive, index):
-        """The backend's 1-D prefix sums of the plan's source."""
+        """The backend's prefix sums of the plan's source, in the source's shape."""
         if not isinstance(self.source, DeviceArray):
             return _core.scan(self.source, self.backend_dtype.num, self.outer, self.n, self.inner,
-                              exclusive, index)
+                              exclusive, index).reshape(self.source.shape)
         source = self.source.contiguous()
-        out = DeviceArray._empty((source.size,), self.backend_dtype, index)
+        out = DeviceArray._empty(source.shape, self.backend_dtype, index)
         _core.scan_resident(source.ptr, source.dtype.num, out.ptr, self.backend_dtype.num, self.outer,
                             self.n, self.inner, exclusive, index)
         return out
@@ -209,7 +208,7 @@ def _run_reduce(name, op, a, axis, dtype, keepdims, device):
         # NumPy's add/multiply on bool are logical or/and: max/min of the values as bool.
         array, op = array.astype(bool), ("max" if op == "sum" else "min")
     plan = _reduce_plan(array, axes, result_dtype, op)
-    result = plan.finish(plan.run_reduce(op, index)).reshape(_reduced_shape(array.shape, axes, bool(keepdims)))
+    result = plan.finish(plan.run_reduce(op, index, _reduced_shape(array.shape, axes, bool(keepdims))))
     return result[()] if result.ndim == 0 and not isinstance(result, DeviceArray) else result
 
 
@@ -393,7 +392,7 @@ def prefix_sum(a, axis=None, dtype=None, exclusive=False, *, device=None):
     if array.size == 0:
         return _like_input(np.zeros(array.shape, result_dtype), array)
     plan = _scan_plan(array, axis, result_dtype)
-    return plan.finish(plan.run_scan(bool(exclusive), index)).reshape(array.shape)
+    return plan.finish(plan.run_scan(bool(exclusive), index))
 
 
 def _scan_plan(array, axis, result_dtype):

@@ -59,7 +59,8 @@ class DeviceArray:
         Device address of the element at index (0, ..., 0).
     """
 
-    __slots__ = ("_owner", "ptr", "shape", "dtype", "strides", "device_index", "readonly", "__weakref__")
+    __slots__ = ("_owner", "ptr", "shape", "dtype", "strides", "device_index", "readonly", "size",
+                 "_c_contiguous", "__weakref__")
 
     def __init__(self, owner, ptr, shape, dtype, strides, device_index, readonly=False):
         self._owner = owner  # keeps the memory alive: a _core.Buffer or the producer's object
@@ -69,6 +70,10 @@ class DeviceArray:
         self.strides = strides
         self.device_index = device_index
         self.readonly = readonly
+        self.size = math.prod(shape)
+        self._c_contiguous = self.size <= 1 or all(
+            size == 1 or stride == expected
+            for size, stride, expected in zip(shape, strides, _c_strides(shape, dtype.itemsize)))
 
     @classmethod
     def _empty(cls, shape, dtype, device_index):
@@ -77,10 +82,6 @@ class DeviceArray:
         return cls(buffer, buffer.ptr, shape, dtype, _c_strides(shape, dtype.itemsize), device_index)
 
     # -- properties -------------------------------------------------------------------------
-    @property
-    def size(self):
-        return math.prod(self.shape)
-
     @property
     def ndim(self):
         return len(self.shape)
@@ -99,9 +100,7 @@ class DeviceArray:
 
     @property
     def is_c_contiguous(self):
-        return self.size <= 1 or all(
-            size == 1 or stride == expected
-            for size, stride, expected in zip(self.shape, self.strides, _c_strides(self.shape, self.itemsize)))
+        return self._c_contiguous
 
     def __len__(self):
         if not self.shape:
@@ -127,7 +126,7 @@ class DeviceArray:
 
     def contiguous(self):
         """This array if it is C-contiguous, else a C-contiguous copy on the device."""
-        if self.is_c_contiguous:
+        if self._c_contiguous:
             return self
         for stride in self.strides:
             if stride % self.itemsize:
@@ -164,7 +163,7 @@ class DeviceArray:
             shape = shape[0]
         shape = tuple(operator.index(size) for size in shape)
         shape = _resolve_shape(shape, self.size)
-        if shape == self.shape and self.is_c_contiguous:
+        if shape == self.shape and self._c_contiguous:
             return self
         source = self.contiguous()
         return DeviceArray(source._owner, source.ptr, shape, self.dtype, _c_strides(shape, self.itemsize),
@@ -256,9 +255,9 @@ def to_device(a, device=None):
         if view.device_index != index:
             raise ValueError(f"the array lives on {view.device}, not cuda:{index}")
         return view
-    host = np.ascontiguousarray(np.asarray(a))
+    host = np.asarray(a)
     dtype = _checked_dtype(host.dtype)
-    host = host.astype(dtype, copy=False)
+    host = np.asarray(host, dtype=dtype, order="C")  # native byte order, C-contiguous, 0-d kept
     out = DeviceArray._empty(host.shape, dtype, index)
     _core.memcpy(index, out.ptr, host.ctypes.data, host.nbytes, False)
     return out
