@@ -35,10 +35,17 @@ int gp_cuda_scan(int device, const gp_scan_desc *desc, gp_error *err);
 int gp_cuda_reduce_resident(int device, const gp_reduce_desc *desc, gp_error *err);
 int gp_cuda_scan_resident(int device, const gp_scan_desc *desc, gp_error *err);
 
+/* convolve.cu: correlation (convolution is correlation with the mask reversed).  desc->mask and
+ * desc->fill are host pointers in both forms; the resident form takes device in and out. */
+int gp_cuda_correlate(int device, const gp_correlate_desc *desc, gp_error *err);
+int gp_cuda_correlate_resident(int device, const gp_correlate_desc *desc, gp_error *err);
+
 /* timing.cu: for the benchmark.  Uploads the descriptor's host input once, then times `repeats`
  * runs of the resident entry point (or a device-to-device copy of nbytes) with CUDA events. */
 int gp_cuda_time_reduce(int device, const gp_reduce_desc *desc, int repeats, float *ms, gp_error *err);
 int gp_cuda_time_scan(int device, const gp_scan_desc *desc, int repeats, float *ms, gp_error *err);
+int gp_cuda_time_correlate(int device, const gp_correlate_desc *desc, int repeats, float *ms,
+                           gp_error *err);
 int gp_cuda_time_memcpy(int device, size_t nbytes, int repeats, float *ms, gp_error *err);
 
 #ifdef __cplusplus

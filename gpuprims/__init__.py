@@ -10,6 +10,7 @@ Every function takes ``device=None | "cpu" | "cuda" | "cuda:N"``; None means the
 variable ``GPUPRIMS_DEVICE``, else the GPU when one is usable, else the CPU.
 """
 from ._api import cumsum, max, mean, min, prefix_sum, prod, sum
+from ._convolve import convolve, convolve2d, correlate, correlate2d
 from ._device import DeviceUnavailableError, cuda_available, device_info
 from . import _core
 
@@ -32,6 +33,10 @@ def build_info():
 __all__ = [
     "DeviceUnavailableError",
     "build_info",
+    "convolve",
+    "convolve2d",
+    "correlate",
+    "correlate2d",
     "cuda_available",
     "cumsum",
     "device_info",
