@@ -357,6 +357,26 @@ def test_2d_bad_arguments(device, signal, name):
             gp(name, *args, device=device)
 
 
+@pytest.mark.parametrize("case", ["rows", "row_chunks", "tiles", "tile_chunks"])
+def test_blocks_take_several_tiles(device, rng, signal, case):
+    """More output tiles than a persistent grid of any occupancy holds blocks (so blocks move on
+    to further tiles), with one and with several mask chunks per tile."""
+    if case == "rows":
+        a, v = data(rng, "float32", 2**22 + 7), data(rng, "float32", 7)
+        check_1d("convolve", a, v, gp("convolve", a, v, "same", device=device), "same")
+        return
+    name, image, mask, mode, boundary = {
+        "row_chunks": ("correlate2d", data(rng, "int16", (2000, 2400)), data(rng, "int16", (1, 2305)),
+                       "valid", "fill"),
+        "tiles": ("convolve2d", data(rng, "float32", (2100, 2050)), data(rng, "float32", (5, 5)),
+                  "same", "symm"),
+        "tile_chunks": ("convolve2d", data(rng, "int32", (600, 6000)), data(rng, "int32", (33, 2)),
+                        "valid", "wrap"),
+    }[case]
+    got = gp(name, image, mask, mode, boundary, device=device)
+    check_2d(signal, name, image, mask, got, mode, boundary)
+
+
 # ----------------------------------------------------------------------------------------------
 # backends and threads
 # ----------------------------------------------------------------------------------------------
