@@ -70,6 +70,7 @@ class BuildExtWithNvcc(build_ext):
         if cuda_sources:
             objects = self.compile_cuda(cuda_sources, ext)
             ext.extra_objects = objects + list(ext.extra_objects or [])
+            ext.depends = list(ext.depends or []) + objects  # a rebuilt object relinks the extension
         super().build_extension(ext)
 
     def compile_cuda(self, sources, ext):

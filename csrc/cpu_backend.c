@@ -73,19 +73,16 @@ static acc_kind accumulator_for(gp_op op, gp_dtype in, gp_dtype out)
     X(GP_FLOAT32, float, (double))                                                                  \
     X(GP_FLOAT64, double, (double))
 
-/* Converts count contiguous elements of dtype t into the accumulator kind. */
-static void load_block(gp_dtype t, const void *src, int64_t count, acc_kind kind, acc_block *dst)
+void gp_cpu_load(gp_dtype t, const void *src, int64_t count, double *f, uint64_t *u)
 {
     switch (t) {
 #define GP_LOAD_CASE(DTYPE, TYPE, TO_DOUBLE)                                                       \
     case DTYPE: {                                                                                  \
         const TYPE *s = (const TYPE *)src;                                                         \
-        if (kind == ACC_F64)                                                                       \
-            for (int64_t k = 0; k < count; ++k) dst->f[k] = TO_DOUBLE(s[k]);              \
-        else if (kind == ACC_I64)                                                                  \
-            for (int64_t k = 0; k < count; ++k) dst->i[k] = (int64_t)s[k];                \
+        if (f)                                                                                     \
+            for (int64_t k = 0; k < count; ++k) f[k] = TO_DOUBLE(s[k]);                            \
         else                                                                                       \
-            for (int64_t k = 0; k < count; ++k) dst->u[k] = (uint64_t)(int64_t)s[k];      \
+            for (int64_t k = 0; k < count; ++k) u[k] = (uint64_t)(int64_t)s[k];                    \
         break;                                                                                     \
     }
         GP_CPU_DTYPES(GP_LOAD_CASE)
@@ -94,29 +91,38 @@ static void load_block(gp_dtype t, const void *src, int64_t count, acc_kind kind
     }
 }
 
-/* Writes count accumulator values as dtype t.  Integer outputs take the low bits of the 64-bit
- * two's complement value, which is NumPy's wrap-around for narrower dtypes. */
-static void store_block(gp_dtype t, const acc_block *src, acc_kind kind, int64_t count, void *dst)
+void gp_cpu_store(gp_dtype t, const double *f, const uint64_t *u, int64_t count, void *dst)
 {
     if (t == GP_FLOAT16) {
         uint16_t *d = (uint16_t *)dst;
-        for (int64_t k = 0; k < count; ++k) d[k] = half_from_double(src->f[k]);
+        for (int64_t k = 0; k < count; ++k) d[k] = half_from_double(f[k]);
         return;
     }
     switch (t) {
 #define GP_STORE_CASE(DTYPE, TYPE, TO_DOUBLE)                                                      \
     case DTYPE: {                                                                                  \
         TYPE *d = (TYPE *)dst;                                                                     \
-        if (kind == ACC_F64)                                                                       \
-            for (int64_t k = 0; k < count; ++k) d[k] = (TYPE)src->f[k];                            \
+        if (f)                                                                                     \
+            for (int64_t k = 0; k < count; ++k) d[k] = (TYPE)f[k];                                 \
         else                                                                                       \
-            for (int64_t k = 0; k < count; ++k) d[k] = (TYPE)src->u[k];                            \
+            for (int64_t k = 0; k < count; ++k) d[k] = (TYPE)u[k];                                 \
         break;                                                                                     \
     }
         GP_CPU_DTYPES(GP_STORE_CASE)
 #undef GP_STORE_CASE
     default: break;
     }
+}
+
+/* A block of elements of dtype t into the accumulator kind (the integer kinds share their bits). */
+static void load_block(gp_dtype t, const void *src, int64_t count, acc_kind kind, acc_block *dst)
+{
+    gp_cpu_load(t, src, count, kind == ACC_F64 ? dst->f : NULL, dst->u);
+}
+
+static void store_block(gp_dtype t, const acc_block *src, acc_kind kind, int64_t count, void *dst)
+{
+    gp_cpu_store(t, kind == ACC_F64 ? src->f : NULL, src->u, count, dst);
 }
 
 /* Integer sum and product go through uint64_t, whose wrap-around is defined behaviour. */

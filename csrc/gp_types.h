@@ -56,6 +56,49 @@ typedef struct {
     void *out;
 } gp_copy_desc;
 
+/* How correlate reads the image outside its bounds (scipy.signal.convolve2d's boundary): the fill
+ * value, the periodic extension, or the symmetric extension (edge element repeated). */
+typedef enum { GP_BOUNDARY_FILL, GP_BOUNDARY_WRAP, GP_BOUNDARY_SYMM, GP_NUM_BOUNDARIES } gp_boundary;
+
+/* Correlation of a rows x cols image with a mask_rows x mask_cols mask, both C-contiguous and of one
+ * dtype, which is also the output's:
+ *   out[i, j] = sum over p < mask_rows, q < mask_cols of mask[p, q] * image(i + row_offset + p, j + col_offset + q)
+ * for i < out_rows, j < out_cols; image(r, c) outside the image follows `boundary` (fill: *fill).
+ * Convolution is correlation with the mask reversed; a 1-D signal is one row.  Accumulation: float16
+ * in float32 or wider, float32/float64 in their own type or wider; integers wrap around in the
+ * output's width; bool is the OR of ANDs (NumPy's bool dot).  mask and fill are host pointers for
+ * every entry point; in and out are host or device pointers as the entry point says. */
+typedef struct {
+    gp_dtype dtype;
+    gp_boundary boundary;
+    int64_t rows, cols, mask_rows, mask_cols, out_rows, out_cols, row_offset, col_offset;
+    const void *in, *mask, *fill;
+    void *out;
+} gp_correlate_desc;
+
+#ifdef __CUDACC__
+#define GP_HOST_DEVICE __host__ __device__
+#else
+#define GP_HOST_DEVICE
+#endif
+
+/* Index i of an axis of length n as the boundary rule reads it: i itself inside [0, n), else its
+ * periodic or symmetric image (SciPy's circular_wrap_index / reflect_symm_index), or -1 for the
+ * fill value. */
+static inline GP_HOST_DEVICE int64_t gp_boundary_index(int64_t i, int64_t n, gp_boundary boundary)
+{
+    if (i >= 0 && i < n) return i;
+    if (boundary == GP_BOUNDARY_WRAP) {
+        const int64_t k = i % n;
+        return k < 0 ? k + n : k;
+    }
+    if (boundary == GP_BOUNDARY_SYMM) {
+        const int64_t k = (i >= 0 ? i : -i - 1) % (2 * n);
+        return k < n ? k : 2 * n - 1 - k;
+    }
+    return -1;
+}
+
 typedef enum {
     GP_OK = 0,
     GP_ERR_NOMEM,   /* out of device or host memory: MemoryError */

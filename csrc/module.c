@@ -503,6 +503,116 @@ static PyObject *core_copy_strided_resident(PyObject *self, PyObject *args)
     return resident_result(status, &err);
 }
 
+static int run_correlate(int device, const gp_correlate_desc *desc, gp_error *err)
+{
+    if (device < 0) return gp_cpu_correlate(desc, err);
+#ifdef GPUPRIMS_NO_CUDA
+    return no_cuda(err);
+#else
+    return gp_cuda_correlate(device, desc, err);
+#endif
+}
+
+/* A parsed correlate call: its arrays (owned) and descriptor. */
+typedef struct {
+    PyArrayObject *image, *mask, *fill, *out;
+    gp_correlate_desc desc;
+} correlate_call;
+
+static void release_correlate(correlate_call *call)
+{
+    Py_XDECREF(call->image);
+    Py_XDECREF(call->mask);
+    Py_XDECREF(call->fill);
+    Py_XDECREF(call->out);
+}
+
+/* Parses (image, mask, fill, out_rows, out_cols, row_offset, col_offset, boundary, device): 2-D
+ * image and mask and a one-element fill, all of one dtype, and a non-empty output. */
+static int parse_correlate(PyObject *args, correlate_call *call, int *device)
+{
+    PyObject *image, *mask, *fill;
+    long long out_rows, out_cols, row_offset, col_offset;
+    int boundary;
+    *call = (correlate_call){NULL, NULL, NULL, NULL, {0}};
+    if (!PyArg_ParseTuple(args, "OOOLLLLii", &image, &mask, &fill, &out_rows, &out_cols, &row_offset,
+                          &col_offset, &boundary, device))
+        return -1;
+    if (!PyArray_Check(image) || !PyArray_Check(mask) || PyArray_NDIM((PyArrayObject *)image) != 2 ||
+        PyArray_NDIM((PyArrayObject *)mask) != 2 || !PyArray_Check(fill)) {
+        PyErr_SetString(PyExc_TypeError, "correlate: expected 2-D image and mask arrays and a fill array");
+        return -1;
+    }
+    const npy_intp *shape = PyArray_DIMS((PyArrayObject *)image), *mask_shape = PyArray_DIMS((PyArrayObject *)mask);
+    gp_dtype mask_dtype, fill_dtype;
+    gp_correlate_desc *desc = &call->desc;
+    call->image = contiguous_input(image, 1, shape[0], shape[1], &desc->dtype);
+    call->mask = call->image ? contiguous_input(mask, 1, mask_shape[0], mask_shape[1], &mask_dtype) : NULL;
+    call->fill = call->mask ? contiguous_input(fill, 1, 1, 1, &fill_dtype) : NULL;
+    if (call->fill == NULL) return -1;
+    if (mask_dtype != desc->dtype || fill_dtype != desc->dtype || boundary < 0 || boundary >= GP_NUM_BOUNDARIES ||
+        out_rows < 1 || out_cols < 1 || PyArray_SIZE(call->image) < 1 || PyArray_SIZE(call->mask) < 1) {
+        PyErr_SetString(PyExc_ValueError, "correlate: mixed dtypes, a bad boundary or an empty operand");
+        return -1;
+    }
+    call->out = new_output(PyArray_TYPE(call->image), out_rows * out_cols, &mask_dtype);
+    if (call->out == NULL) return -1;
+    desc->boundary = (gp_boundary)boundary;
+    desc->rows = shape[0];
+    desc->cols = shape[1];
+    desc->mask_rows = mask_shape[0];
+    desc->mask_cols = mask_shape[1];
+    desc->out_rows = out_rows;
+    desc->out_cols = out_cols;
+    desc->row_offset = row_offset;
+    desc->col_offset = col_offset;
+    desc->in = PyArray_DATA(call->image);
+    desc->mask = PyArray_DATA(call->mask);
+    desc->fill = PyArray_DATA(call->fill);
+    desc->out = PyArray_DATA(call->out);
+    return 0;
+}
+
+PyDoc_STRVAR(correlate_doc,
+             "correlate(image, mask, fill, out_rows, out_cols, row_offset, col_offset, boundary, device)\n"
+             "-> 1-D array of out_rows * out_cols\n\n"
+             "out[i, j] = sum of mask[p, q] * image(i + row_offset + p, j + col_offset + q) (see\n"
+             "gp_correlate_desc); device -1 is the CPU.");
+
+static PyObject *core_correlate(PyObject *self, PyObject *args)
+{
+    (void)self;
+    correlate_call call;
+    int device;
+    if (parse_correlate(args, &call, &device)) {
+        release_correlate(&call);
+        return NULL;
+    }
+    gp_error err = {GP_OK, ""};
+    int status;
+    Py_BEGIN_ALLOW_THREADS
+    status = run_correlate(device, &call.desc, &err);
+    Py_END_ALLOW_THREADS
+    PyObject *result = status ? gp_raise_backend_error(&err) : (PyObject *)call.out;
+    if (result) call.out = NULL; /* handed to the caller */
+    release_correlate(&call);
+    return result;
+}
+
+PyDoc_STRVAR(array_from_object_doc,
+             "array_from_object(obj, typenum) -> ndarray\n\n"
+             "PyArray_FromObject(obj, typenum, 0, 0): NumPy's conversion without forced casts (arrays\n"
+             "must cast safely), the one scipy.signal.convolve2d applies to its fillvalue.");
+
+static PyObject *core_array_from_object(PyObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *obj;
+    int typenum;
+    if (!PyArg_ParseTuple(args, "Oi", &obj, &typenum)) return NULL;
+    return PyArray_FromObject(obj, typenum, 0, 0);
+}
+
 PyDoc_STRVAR(cuda_device_count_doc, "cuda_device_count() -> (count, reason)\n\n"
                                     "reason says why no device is usable when count is 0.");
 
@@ -618,6 +728,48 @@ static PyObject *core_time_kernel(PyObject *self, PyObject *args)
 #endif
 }
 
+PyDoc_STRVAR(time_correlate_doc,
+             "time_correlate(repeats, args) -> list of milliseconds\n\n"
+             "Times the device work of correlate(*args) with CUDA events, the input uploaded once.");
+
+/* The milliseconds of `repeats` timed runs of a correlation on `device`, or NULL with an exception. */
+static PyObject *time_correlate(int device, const gp_correlate_desc *desc, int repeats)
+{
+    gp_error err = {GP_OK, ""};
+#ifdef GPUPRIMS_NO_CUDA
+    (void)device, (void)desc, (void)repeats;
+    no_cuda(&err);
+    return gp_raise_backend_error(&err);
+#else
+    float *ms = PyMem_Calloc((size_t)repeats, sizeof(float));
+    if (ms == NULL) return PyErr_NoMemory();
+    int status;
+    Py_BEGIN_ALLOW_THREADS
+    status = gp_cuda_time_correlate(device, desc, repeats, ms, &err);
+    Py_END_ALLOW_THREADS
+    PyObject *result = status ? gp_raise_backend_error(&err) : milliseconds_list(ms, repeats);
+    PyMem_Free(ms);
+    return result;
+#endif
+}
+
+static PyObject *core_time_correlate(PyObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *call_args, *result = NULL;
+    int repeats, device;
+    if (!PyArg_ParseTuple(args, "iO!", &repeats, &PyTuple_Type, &call_args)) return NULL;
+    correlate_call call;
+    if (parse_correlate(call_args, &call, &device) == 0) {
+        if (repeats < 1 || device < 0)
+            PyErr_SetString(PyExc_ValueError, "time_correlate: repeats and device must be positive");
+        else
+            result = time_correlate(device, &call.desc, repeats);
+    }
+    release_correlate(&call);
+    return result;
+}
+
 PyDoc_STRVAR(time_memcpy_doc, "time_memcpy(nbytes, device, repeats) -> list of milliseconds for a\n"
                               "device-to-device copy of nbytes.");
 
@@ -675,6 +827,9 @@ static PyMethodDef core_methods[] = {
     {"build_info", core_build_info, METH_NOARGS, build_info_doc},
     {"time_kernel", core_time_kernel, METH_VARARGS, time_kernel_doc},
     {"time_memcpy", core_time_memcpy, METH_VARARGS, time_memcpy_doc},
+    {"correlate", core_correlate, METH_VARARGS, correlate_doc},
+    {"time_correlate", core_time_correlate, METH_VARARGS, time_correlate_doc},
+    {"array_from_object", core_array_from_object, METH_VARARGS, array_from_object_doc},
     {NULL, NULL, 0, NULL},
 };
 

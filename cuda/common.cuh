@@ -84,8 +84,9 @@ template <> struct minmax_accumulator<uint16_t> { using type = uint32_t; };
 template <> struct minmax_accumulator<__half> { using type = float; };
 
 // Value conversion between storage and accumulator types.  Signed integers widen to uint64_t by
-// sign extension, so uint64_t arithmetic wraps exactly like int64 arithmetic.
-template <class To, class From> __device__ __forceinline__ To convert(From x)
+// sign extension, so uint64_t arithmetic wraps exactly like int64 arithmetic.  Host code uses it
+// too (convolve.cu converts masks before launch).
+template <class To, class From> __host__ __device__ __forceinline__ To convert(From x)
 {
     if constexpr (cuda::std::is_same_v<From, To>) {
         return x;

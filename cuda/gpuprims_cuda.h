@@ -72,11 +72,19 @@ int gp_cuda_convert_resident(int device, gp_dtype in_dtype, const void *in, gp_d
 int gp_cuda_copy_strided(int device, const gp_copy_desc *desc, gp_error *err);
 int gp_cuda_copy_strided_resident(int device, const gp_copy_desc *desc, gp_error *err);
 
+/* convolve.cu: correlation (convolution is correlation with the mask reversed).  desc->mask and
+ * desc->fill are host pointers in both forms; the resident form takes device in and out. */
+int gp_cuda_correlate(int device, const gp_correlate_desc *desc, gp_error *err);
+int gp_cuda_correlate_resident(int device, const gp_correlate_desc *desc, gp_error *err);
+
 /* timing.cu: for the benchmark.  Uploads the descriptor's host input once, then times `repeats`
  * runs of the resident entry point (or a device-to-device copy of nbytes) with CUDA events. */
 int gp_cuda_time_reduce(int device, const gp_reduce_desc *desc, int repeats, float *ms, gp_error *err);
 int gp_cuda_time_scan(int device, const gp_scan_desc *desc, int repeats, float *ms, gp_error *err);
 int gp_cuda_time_copy_strided(int device, const gp_copy_desc *desc, int repeats, float *ms, gp_error *err);
+
+int gp_cuda_time_correlate(int device, const gp_correlate_desc *desc, int repeats, float *ms,
+                           gp_error *err);
 int gp_cuda_time_memcpy(int device, size_t nbytes, int repeats, float *ms, gp_error *err);
 
 #ifdef __cplusplus

@@ -89,6 +89,15 @@ extern "C" int gp_cuda_time_copy_strided(int device, const gp_copy_desc *desc, i
                              gp_cuda_copy_strided_resident, -lowest * size);
 }
 
+extern "C" int gp_cuda_time_correlate(int device, const gp_correlate_desc *desc, int repeats, float *ms,
+                                      gp_error *err)
+{
+    const size_t element = static_cast<size_t>(gp_dtype_size(desc->dtype));
+    return gp::time_resident(device, desc, element * desc->rows * desc->cols,
+                             element * desc->out_rows * desc->out_cols, repeats, ms, err,
+                             gp_cuda_correlate_resident);
+}
+
 extern "C" int gp_cuda_time_memcpy(int device, size_t nbytes, int repeats, float *ms, gp_error *err)
 {
     using namespace gp;

@@ -11,6 +11,7 @@ variable ``GPUPRIMS_DEVICE``, else the GPU when one is usable, else the CPU.
 """
 from ._api import cumsum, max, mean, min, prefix_sum, prod, sum
 from ._transpose import transpose
+from ._convolve import convolve, convolve2d, correlate, correlate2d
 from ._device import DeviceUnavailableError, cuda_available, device_info
 from ._device_array import DeviceArray, empty_cache, memory_info, synchronize, to_device
 from . import _core
@@ -35,6 +36,10 @@ __all__ = [
     "DeviceArray",
     "DeviceUnavailableError",
     "build_info",
+    "convolve",
+    "convolve2d",
+    "correlate",
+    "correlate2d",
     "cuda_available",
     "cumsum",
     "device_info",

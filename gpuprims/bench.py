@@ -5,6 +5,7 @@ Run as a module::
     python -m gpuprims.bench                       # sum,max,prefix_sum; 2^10 .. 2^28
     python -m gpuprims.bench --ops sum,mean --sizes 20,24,28 --repeats 50
     python -m gpuprims.bench --sizes 1000000 --device cpu --out results/
+    python -m gpuprims.bench --ops convolve,convolve2d --sizes 16,20,24,26
 
 Two modes are measured for every operation and size:
 
@@ -35,6 +36,15 @@ warm-up run (end-to-end runs use fewer repeats for large inputs).  Bandwidth
 least: reductions read the input once; scans read the input and write an output
 of the same length; the memcpy row reads and writes its buffer.  ``x_memcpy`` is
 a kernel row's bandwidth as a fraction of the memcpy row's.
+
+The convolution ops run a float mask over the input, 'same' mode (output as large as the input,
+which counts as read + written): ``convolve`` is :func:`numpy.convolve` with 7 taps,
+``convolve_long`` with 4097 taps, ``convolve2d`` is :func:`scipy.signal.convolve2d` of the largest
+square-ish image that fits the size (2^24 elements: 4096 x 4096) with a 5 x 5 kernel, zero fill.
+Their peers: SciPy end to end, CuPy (``cupy.convolve``, ``cupyx.scipy.signal.convolve2d``),
+``cupyx.scipy.ndimage`` (``convolve1d``, ``convolve``) and PyTorch (``conv1d``/``conv2d``, which
+correlate: the mask is flipped).  For every op the report ends with the end-to-end crossover: the
+smallest measured size from which gpuprims beats NumPy (or SciPy) at every larger measured size.
 
 Sizes are given with ``--sizes`` as a comma list: a value below 64 (or written
 ``2^K``) is a power-of-two exponent, any other value is an element count, so
@@ -67,11 +77,17 @@ from typing import Callable, Sequence
 import numpy as np
 
 import gpuprims
-from gpuprims import _api, _transpose
+from gpuprims import _api, _convolve, _transpose
 
-OPS = ("sum", "prod", "min", "max", "mean", "prefix_sum", "transpose")
+CONVOLVE_TAPS = {"convolve": 7, "convolve_long": 4097}
+CONVOLVE2D_SHAPE = (5, 5)
+CONVOLVE_OPS = frozenset(CONVOLVE_TAPS) | {"convolve2d"}
+OPS = ("sum", "prod", "min", "max", "mean", "prefix_sum", "transpose", "convolve", "convolve_long",
+       "convolve2d")
 SCAN_OPS = frozenset({"prefix_sum"})
 COPY_OPS = frozenset({"transpose"})
+DEVICE_OPS = frozenset(OPS) - COPY_OPS - CONVOLVE_OPS
+"""Ops with device-mode and latency rows (their public functions take device arrays)."""
 DEFAULT_OPS = ("sum", "max", "prefix_sum", "transpose")
 DEFAULT_SIZES = tuple(2**k for k in range(10, 29, 2))
 DEFAULT_REPEATS = 20
@@ -136,7 +152,8 @@ class Row:
     n : int
         Number of input elements.
     library : str
-        ``"gpuprims"``, ``"numpy"``, ``"cupy"``, ``"torch"`` or ``"memcpy"``.
+        ``"gpuprims"``, ``"numpy"``, ``"scipy"``, ``"cupy"``, ``"cupyx.ndimage"``, ``"torch"``
+        or ``"memcpy"``.
     mode : str
         ``"kernel"`` (device-resident data) or ``"e2e"`` (from a NumPy array).
     time_ms : float
@@ -252,7 +269,8 @@ def build_parser() -> argparse.ArgumentParser:
     """Return the argument parser of ``python -m gpuprims.bench``."""
     parser = argparse.ArgumentParser(
         prog="python -m gpuprims.bench",
-        description="Time gpuprims reductions, scans and transposes against NumPy, CuPy and PyTorch.",
+        description="Time gpuprims reductions, scans, transposes and convolutions against NumPy, "
+                    "SciPy, CuPy and PyTorch.",
         epilog="Sizes: K < 64 or 2^K means 2**K elements, larger values are element counts.",
     )
     parser.add_argument(
@@ -335,6 +353,27 @@ TimeFn = Callable[[np.ndarray, int], np.ndarray]
 """Times one op: ``fn(a, repeats)`` returns ``repeats`` times in ms after a warm-up."""
 
 
+def convolve_problem(op: str, a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Return ``(input, mask)`` of a convolution op on the random elements ``a``.
+
+    The mask is random in the input's dtype and the same in every call; ``convolve2d`` takes the
+    largest ``rows x cols`` image of ``a`` with ``rows = isqrt(n)``.
+    """
+    rng = np.random.default_rng(7)
+    if op == "convolve2d":
+        rows, cols = convolve2d_shape(a.size)
+        mask = random_array(rng, int(np.prod(CONVOLVE2D_SHAPE)), a.dtype).reshape(CONVOLVE2D_SHAPE)
+        return a[: rows * cols].reshape(rows, cols), mask
+    return a, random_array(rng, CONVOLVE_TAPS[op], a.dtype)
+
+
+def convolve2d_shape(n: int) -> tuple[int, int]:
+    """The image shape ``convolve2d`` makes of ``n`` elements: ``isqrt(n)`` rows, as many
+    columns as fit."""
+    rows = max(1, math.isqrt(n))
+    return rows, n // rows
+
+
 class Library:
     """A library that can be timed on one device.
 
@@ -394,6 +433,10 @@ class Gpuprims(Library):
         def time_kernel(a: np.ndarray, repeats: int) -> np.ndarray:
             if op in COPY_OPS:
                 return _transpose._time_kernel(a, axes, repeats + 1, device=self.device)[1:]
+            if op in CONVOLVE_OPS:
+                name = "convolve2d" if op == "convolve2d" else "convolve"
+                return _convolve._time_kernel(name, *convolve_problem(op, a), repeats + 1,
+                                              device=self.device, mode="same")[1:]
             return _api._time_kernel(op, a, repeats + 1, device=self.device)[1:]
 
         return time_kernel
@@ -401,6 +444,9 @@ class Gpuprims(Library):
     def e2e_function(self, op: str, axes=None) -> Callable[[np.ndarray], object]:
         if op in COPY_OPS:
             return lambda a: gpuprims.transpose(a, axes, device=self.device)
+        if op in CONVOLVE_OPS:
+            function = gpuprims.convolve2d if op == "convolve2d" else gpuprims.convolve
+            return lambda a: function(*convolve_problem(op, a), "same", device=self.device)
         function = getattr(gpuprims, op)
         return lambda a: function(a, device=self.device)
 
@@ -421,10 +467,27 @@ class Numpy(Library):
         "mean": np.mean, "prefix_sum": np.cumsum,
     }
 
-    def e2e_function(self, op: str, axes=None) -> Callable[[np.ndarray], object]:
+    def e2e_function(self, op: str, axes=None) -> Callable[[np.ndarray], object] | None:
         if op in COPY_OPS:
             return lambda a: np.ascontiguousarray(np.transpose(a, axes))
-        return self.functions[op]
+        if op in CONVOLVE_TAPS:
+            return lambda a: np.convolve(*convolve_problem(op, a), "same")
+        return self.functions.get(op)
+
+
+class Scipy(Library):
+    """SciPy on the host: the end-to-end reference of ``convolve2d``."""
+
+    name = "scipy"
+
+    def __init__(self, module):
+        self.signal = module
+        self.version = importlib.import_module("scipy").__version__
+
+    def e2e_function(self, op: str, axes=None) -> Callable[[np.ndarray], object] | None:
+        if op != "convolve2d":
+            return None
+        return lambda a: self.signal.convolve2d(*convolve_problem(op, a), "same")
 
 
 class Cupy(Library):
@@ -438,42 +501,73 @@ class Cupy(Library):
         self.index = index
         self.version = module.__version__
 
-    def _function(self, op: str, axes=None):
+    def _function(self, op: str, a: np.ndarray | None, axes=None):
+        """``f(x)`` computing ``op`` on the device copy ``x`` of ``a`` (None: not offered)."""
         cupy = self.cupy
         if op in COPY_OPS:
             return lambda x: cupy.ascontiguousarray(cupy.transpose(x, axes))
+        if op in CONVOLVE_OPS:
+            image, mask = convolve_problem(op, a)
+            mask = cupy.asarray(mask)
+            if op == "convolve2d":
+                import cupyx.scipy.signal
+                return lambda x: cupyx.scipy.signal.convolve2d(x.reshape(image.shape), mask, "same")
+            return lambda x: cupy.convolve(x, mask, "same")
         return getattr(cupy, "cumsum" if op == "prefix_sum" else op)
 
-    def kernel_timer(self, op: str, axes=None) -> TimeFn:
-        cupy, function = self.cupy, self._function(op, axes)
+    def kernel_timer(self, op: str, axes=None) -> TimeFn | None:
+        cupy = self.cupy
 
         def time_kernel(a: np.ndarray, repeats: int) -> np.ndarray:
             with cupy.cuda.Device(self.index):
                 try:
-                    x = cupy.asarray(a)
+                    function, x = self._function(op, a, axes), cupy.asarray(a)
                     return time_with_events(
                         lambda: function(x), repeats, cupy.cuda.Event,
                         cupy.cuda.get_elapsed_time,
                     )
                 finally:
-                    x = None
+                    function = x = None
                     cupy.get_default_memory_pool().free_all_blocks()
 
-        return time_kernel
+        return time_kernel if self.offers(op) else None
 
-    def device_call(self, op: str) -> DeviceCall:
+    def device_call(self, op: str) -> DeviceCall | None:
         cupy = self.cupy
-        return DeviceCall(lambda a: cupy.asarray(a), self._function(op),
+        if not self.offers(op):
+            return None
+        return DeviceCall(lambda a: cupy.asarray(a), self._function(op, None),
                           lambda: cupy.cuda.get_current_stream().synchronize())
 
-    def e2e_function(self, op: str, axes=None) -> Callable[[np.ndarray], object]:
-        cupy, function = self.cupy, self._function(op, axes)
+    def e2e_function(self, op: str, axes=None) -> Callable[[np.ndarray], object] | None:
+        cupy = self.cupy
 
         def run(a: np.ndarray):
             with cupy.cuda.Device(self.index):
-                return function(cupy.asarray(a)).get()  # .get() blocks until done
+                return self._function(op, a, axes)(cupy.asarray(a)).get()  # .get() blocks until done
 
-        return run
+        return run if self.offers(op) else None
+
+    def offers(self, op: str) -> bool:
+        """Whether this peer has a counterpart of ``op``."""
+        return True
+
+
+class CupyxNdimage(Cupy):
+    """``cupyx.scipy.ndimage``'s convolutions (zero fill), for the convolution ops only."""
+
+    name = "cupyx.ndimage"
+
+    def _function(self, op: str, a: np.ndarray | None, axes=None):
+        import cupyx.scipy.ndimage as ndimage
+        image, mask = convolve_problem(op, a)
+        mask = self.cupy.asarray(mask)
+        if op == "convolve2d":
+            return lambda x: ndimage.convolve(x.reshape(image.shape), mask, mode="constant")
+        return lambda x: ndimage.convolve1d(x, mask, mode="constant")
+
+    def offers(self, op: str) -> bool:
+        return op in CONVOLVE_OPS
 
 
 class Torch(Library):
@@ -487,10 +581,20 @@ class Torch(Library):
         self.device = module.device("cuda", index)
         self.version = module.__version__
 
-    def _function(self, op: str, axes=None):
+    def _function(self, op: str, a: np.ndarray | None, axes=None):
         torch = self.torch
         if op in COPY_OPS:
             return lambda x: x.permute(*(axes or range(x.ndim - 1, -1, -1))).contiguous()
+        if op in CONVOLVE_OPS:  # torch's convolutions correlate: flip the mask
+            image, mask = convolve_problem(op, a)
+            weight = torch.from_numpy(np.ascontiguousarray(np.flip(mask))).to(self.device)
+            if op == "convolve2d":
+                weight = weight.view(1, 1, *mask.shape)
+                return lambda x: torch.nn.functional.conv2d(
+                    x.view(1, 1, *image.shape), weight, padding=tuple(s // 2 for s in mask.shape))
+            weight = weight.view(1, 1, -1)
+            return lambda x: torch.nn.functional.conv1d(x.view(1, 1, -1), weight,
+                                                        padding=mask.size // 2)
         if op == "prefix_sum":
             return lambda x: torch.cumsum(x, dim=0)
         if op == "mean":  # NumPy averages integers and bools in float64; torch refuses them
@@ -498,31 +602,31 @@ class Torch(Library):
         return getattr(torch, op)
 
     def kernel_timer(self, op: str, axes=None) -> TimeFn:
-        torch, function = self.torch, self._function(op, axes)
+        torch = self.torch
 
         def time_kernel(a: np.ndarray, repeats: int) -> np.ndarray:
             with torch.cuda.device(self.device):
                 try:
-                    x = torch.from_numpy(a).to(self.device)
+                    function, x = self._function(op, a, axes), torch.from_numpy(a).to(self.device)
                     return time_with_events(
                         lambda: function(x), repeats,
                         lambda: torch.cuda.Event(enable_timing=True),
                         lambda start, stop: start.elapsed_time(stop),
                     )
                 finally:
-                    x = None
+                    function = x = None
                     torch.cuda.empty_cache()
 
         return time_kernel
 
     def device_call(self, op: str) -> DeviceCall:
         torch = self.torch
-        return DeviceCall(lambda a: torch.from_numpy(a).to(self.device), self._function(op),
+        return DeviceCall(lambda a: torch.from_numpy(a).to(self.device), self._function(op, None),
                           lambda: torch.cuda.synchronize(self.device))
 
     def e2e_function(self, op: str, axes=None) -> Callable[[np.ndarray], object]:
-        torch, function = self.torch, self._function(op, axes)
-        return lambda a: function(torch.from_numpy(a).to(self.device)).cpu()
+        torch = self.torch
+        return lambda a: self._function(op, a, axes)(torch.from_numpy(a).to(self.device)).cpu()
 
 
 def time_with_events(run: Callable[[], object], repeats: int, new_event, elapsed_ms) -> np.ndarray:
@@ -604,22 +708,33 @@ def time_wall(function: Callable[[np.ndarray], object], a: np.ndarray, repeats: 
     return times
 
 
-def import_gpu_peer(module_name: str, device: str) -> Library | None:
-    """Return the CuPy or PyTorch peer for ``device``, or None if it is not usable."""
+def import_host_peer(module_name: str) -> Library | None:
+    """Return the SciPy peer, or None if SciPy is not importable."""
+    try:
+        return Scipy(importlib.import_module(module_name))
+    except ImportError:
+        return None
+
+
+def import_gpu_peer(name: str, device: str) -> Library | None:
+    """Return the CuPy, cupyx.scipy.ndimage (``"cupyx"``) or PyTorch peer for ``device``, or None
+    if it is not usable."""
     if device == "cpu":
         return None
     try:
-        module = importlib.import_module(module_name)
+        module = importlib.import_module("cupy" if name == "cupyx" else name)
     except ImportError:
         return None
     index = int(device.partition(":")[2])
-    if module_name == "torch":
+    if name == "torch":
         return Torch(module, index) if module.cuda.is_available() else None
     try:
         usable = module.cuda.runtime.getDeviceCount() > index
     except module.cuda.runtime.CUDARuntimeError:
         usable = False
-    return Cupy(module, index) if usable else None
+    if not usable:
+        return None
+    return CupyxNdimage(module, index) if name == "cupyx" else Cupy(module, index)
 
 
 # ---------------------------------------------------------------------------
@@ -648,8 +763,11 @@ def bytes_moved(op: str, n: int, dtype: np.dtype) -> int:
     """Return the bytes ``op`` must move for ``n`` elements of ``dtype``.
 
     Reductions read the input; scans also write an output whose dtype follows
-    NumPy's ``cumsum`` (e.g. int32 input gives an int64 output).
+    NumPy's ``cumsum`` (e.g. int32 input gives an int64 output); convolutions
+    read their input and write as much ('same' mode).
     """
+    if op in CONVOLVE_OPS:
+        return 2 * (math.prod(convolve2d_shape(n)) if op == "convolve2d" else n) * dtype.itemsize
     nbytes = n * dtype.itemsize
     if op in COPY_OPS:
         return 2 * nbytes
@@ -690,7 +808,8 @@ class Benchmark:
         self.kernel = kernel and device != "cpu"
         self.device_rows = device_rows and device != "cpu"
         self.e2e = e2e
-        peers = [import_gpu_peer(name, device) for name in ("cupy", "torch")]
+        peers = [import_host_peer("scipy.signal")]
+        peers += [import_gpu_peer(name, device) for name in ("cupy", "cupyx", "torch")]
         self.libraries = [Gpuprims(device), Numpy()] + [peer for peer in peers if peer]
         self.rng = np.random.default_rng()
         self.rows: list[Row] = []
@@ -720,7 +839,7 @@ class Benchmark:
                     emit(row)
                 del a
         if self.device_rows:
-            for op in (op for op in ops if op not in COPY_OPS):
+            for op in (op for op in ops if op in DEVICE_OPS):
                 for n in LATENCY_SIZES:
                     for row in self._device_rows(op, random_array(self.rng, n, self.dtype), None, LATENCY):
                         self.rows.append(row)
@@ -737,7 +856,7 @@ class Benchmark:
         axes = None if case is None else case.axes
         labels = {} if case is None else {"case": case.label(a.dtype), "dtype": a.dtype.name}
         rows = self._kernel_rows(op, a, axes, labels) if self.kernel else []
-        if self.device_rows and case is None:
+        if self.device_rows and op in DEVICE_OPS:
             memcpy = [row.gbps for row in rows if row.library == MEMCPY]
             rows += self._device_rows(op, a, memcpy[0] if memcpy else None)
         if self.e2e:
@@ -802,6 +921,29 @@ class Benchmark:
                 rows.append(Row(op, n, library.name, E2E, ms, gbps(nbytes, ms), None, **labels))
         return rows
 
+    def crossovers(self) -> list[str]:
+        """For each op with end-to-end rows: the smallest measured size from which gpuprims beats
+        the host library (SciPy where it has rows, else NumPy) at every larger measured size."""
+        lines = []
+        for op in dict.fromkeys(row.op for row in self.rows):
+            times = {(row.library, row.n): row.time_ms for row in self.rows
+                     if row.op == op and row.mode == E2E}
+            host = "scipy" if any(library == "scipy" for library, _ in times) else "numpy"
+            sizes = sorted(n for library, n in times if library == "gpuprims" and (host, n) in times)
+            crossover = None
+            for n in reversed(sizes):
+                if times[("gpuprims", n)] >= times[(host, n)]:
+                    break
+                crossover = n
+            if not sizes:
+                continue
+            measured = ", ".join(format_size(n) for n in sizes)
+            lines.append(f"{op}: gpuprims end to end beats {host} from {format_size(crossover)} up"
+                         if crossover is not None else
+                         f"{op}: gpuprims end to end does not beat {host} at the largest size",)
+            lines[-1] += f" (measured: {measured})"
+        return lines
+
     def _timed(self, library: str, op: str, n: int, errors, measure) -> float | None:
         """Return the median of ``measure()``, or None (with a note) on ``errors``."""
         try:
@@ -821,7 +963,7 @@ def gbps(nbytes: int, ms: float) -> float:
 # Reporting
 # ---------------------------------------------------------------------------
 
-WIDTHS = (10, 10, 9, 7, 11, 9, 8)
+WIDTHS = (13, 10, 13, 7, 11, 9, 8)
 PLOT_COLUMNS = 3
 
 
@@ -958,6 +1100,8 @@ def main(argv: Sequence[str] | None = None) -> list[Row]:
     print(format_line(["-" * width for width in WIDTHS]))
     bench.run(args.ops, args.sizes,
               emit=lambda row: print(format_line(row.cells()), flush=True))
+    for line in bench.crossovers():
+        bench.note(line)
 
     if args.out is not None:
         args.out.mkdir(parents=True, exist_ok=True)

@@ -284,16 +284,21 @@ def check_reduce(name, a, got, axis=None, dtype=None, keepdims=False):
     assert_float_close(got, ref, tol, what, res_dt)
 
 
+def assert_exact(got, expected, what=""):
+    """Bit-exact equality (integer and bool results), naming the first mismatches."""
+    if not np.array_equal(got, expected):
+        bad = np.argwhere(np.asarray(got) != expected)[:5]
+        raise AssertionError(f"{what}: {len(bad)}+ mismatches, first at {bad.tolist()}: "
+                             f"got {got[tuple(bad.T)]}, expected {expected[tuple(bad.T)]}")
+
+
 def check_scan(a, got, axis=None, dtype=None, exclusive=False):
     what = f"scan(axis={axis!r}, dtype={dtype!r}, exclusive={exclusive})"
     expected = np_scan(a, axis=axis, dtype=dtype, exclusive=exclusive)
     assert_same_kind_of_result(got, expected, src=a, what=what)
     res_dt = expected.dtype
     if res_dt.kind in "biu":
-        if not np.array_equal(got, expected):
-            bad = np.argwhere(np.asarray(got) != expected)[:5]
-            raise AssertionError(f"{what}: {len(bad)}+ mismatches, first at {bad.tolist()}: "
-                                 f"got {got[tuple(bad.T)]}, expected {expected[tuple(bad.T)]}")
+        assert_exact(got, expected, what)
         return
     arr = np.asarray(a)
     a64 = _as_f64(arr)

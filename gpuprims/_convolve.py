@@ -1,0 +1,343 @@
+"""Convolution and correlation: numpy.convolve/correlate and scipy.signal.convolve2d/correlate2d.
+
+Every call becomes one correlation for the backend (``_core.correlate``): an image (a 1-D signal
+is one row), a mask of the same dtype (reversed for a convolution), the window of outputs as
+offsets into the image, and how the image reads outside its bounds.  The rules that pick these
+(operand swaps, NumPy's and SciPy's centring of 'same', result dtypes) are NumPy's and SciPy's own,
+quoted where they are applied.
+"""
+import operator
+
+import numpy as np
+
+from . import _core
+from ._api import _as_input, _supported
+from ._device import resolve_device
+
+_FILL, _WRAP, _SYMM = 0, 1, 2  # gp_boundary in csrc/gp_types.h
+
+_NUMPY_MODES = {"valid": 0, "same": 1, "full": 2}
+_SCIPY_MODES = {"valid": 0, "same": 1, "full": 2}
+# scipy.signal._signaltools._boundarydict; 'reflect' is listed there but refused later.
+_SCIPY_BOUNDARIES = {"fill": _FILL, "pad": _FILL, "wrap": _WRAP, "circular": _WRAP, "symm": _SYMM,
+                     "symmetric": _SYMM, "reflect": None}
+
+
+class _Plan:
+    """One backend correlation: out[i, j] = sum of mask[p, q] * image(i + offsets[0] + p,
+    j + offsets[1] + q), computed in `dtype`, then shaped as `shape` (reversed when `reverse`)."""
+
+    def __init__(self, image, mask, out_rows, out_cols, offsets, dtype, shape, boundary=_FILL,
+                 fill=None, reverse=False):
+        fill = np.zeros((), dtype) if fill is None else fill
+        self.args = (image.astype(dtype, copy=False), mask.astype(dtype, copy=False), fill,
+                     out_rows, out_cols, offsets[0], offsets[1], boundary)
+        self.shape = shape
+        self.reverse = reverse
+
+    def run(self, index):
+        result = _core.correlate(*self.args, index).reshape(self.shape)
+        return np.ascontiguousarray(np.flip(result)) if self.reverse else result
+
+
+# ---------------------------------------------------------------------------------------------
+# numpy.convolve / numpy.correlate
+# ---------------------------------------------------------------------------------------------
+
+def _numpy_mode(mode):
+    """NumPy 2's mode argument: 'valid', 'same', 'full' or the integers 0, 1, 2."""
+    if isinstance(mode, str):
+        if mode not in _NUMPY_MODES:
+            raise ValueError(f"mode must be one of 'valid', 'same', or 'full' (got {mode!r})")
+        return _NUMPY_MODES[mode]
+    if isinstance(mode, (bool, np.bool_)):
+        raise TypeError("convolve/correlate mode not understood")
+    try:
+        value = operator.index(mode)
+    except TypeError:
+        raise TypeError("convolve/correlate mode not understood") from None
+    if value not in (0, 1, 2):
+        raise ValueError("integer convolve/correlate mode must be 0, 1, or 2")
+    return value
+
+
+def _numpy_operand(x, name, function, allow_scalar):
+    """An operand as NumPy reads it: 1-D (numpy.convolve also takes a scalar as one element)."""
+    array = np.asarray(x)
+    if array.ndim == 0 and allow_scalar:
+        array = array.reshape(1)
+    if array.ndim != 1:
+        raise ValueError(f"gpuprims.{function}: {name} must be 1-D "
+                         f"({'object too deep' if array.ndim > 1 else 'object of too small depth'} "
+                         "for desired array)")
+    if array.size == 0:
+        raise ValueError(f"gpuprims.{function}: {name} cannot be empty")
+    return array
+
+
+def _numpy_result_dtype(a, v, function):
+    """np.result_type of the two operands (NumPy converts both to it), if gpuprims supports it."""
+    try:
+        dtype = np.result_type(a, v)
+    except TypeError:
+        raise TypeError(f"gpuprims.{function} does not support dtypes {a.dtype} and {v.dtype}") from None
+    if not _supported(dtype):
+        _as_input(np.empty(0, dtype), function)  # raises gpuprims' TypeError naming the dtype
+    return dtype
+
+
+def _numpy_window(n, m, mode):
+    """(output length, offset of the first window) of NumPy's correlation of n samples with m taps
+    (_pyarray_correlate: 'same' starts m // 2 taps before the signal)."""
+    if mode == 0:
+        return n - m + 1, 0
+    if mode == 1:
+        return n, -(m // 2)
+    return n + m - 1, -(m - 1)
+
+
+def _plan_convolve(a, v, mode="full"):
+    """numpy.convolve: the shorter operand, reversed, slides over the longer."""
+    a = _numpy_operand(a, "a", "convolve", True)
+    v = _numpy_operand(v, "v", "convolve", True)
+    dtype = _numpy_result_dtype(a, v, "convolve")
+    mode = _numpy_mode(mode)
+    if v.size > a.size:
+        a, v = v, a
+    length, offset = _numpy_window(a.size, v.size, mode)
+    return _Plan(a[None, :], v[None, ::-1], 1, length, (0, offset), dtype, (length,))
+
+
+def _plan_correlate(a, v, mode="valid"):
+    """numpy.correlate: if v is the longer, NumPy correlates v with a and reverses the result."""
+    a = _numpy_operand(a, "a", "correlate", False)
+    v = _numpy_operand(v, "v", "correlate", False)
+    dtype = _numpy_result_dtype(a, v, "correlate")
+    mode = _numpy_mode(mode)
+    swapped = v.size > a.size
+    if swapped:
+        a, v = v, a
+    length, offset = _numpy_window(a.size, v.size, mode)
+    return _Plan(a[None, :], v[None, :], 1, length, (0, offset), dtype, (length,), reverse=swapped)
+
+
+def convolve(a, v, mode="full", *, device=None):
+    """Discrete, linear convolution of two 1-D sequences, as :func:`numpy.convolve`.
+
+    Parameters
+    ----------
+    a, v : array_like
+        The sequences (1-D, non-empty; a scalar counts as one element).  If `v` is longer than
+        `a`, they are swapped, as NumPy does.
+    mode : {'full', 'same', 'valid'} or {2, 1, 0}, optional
+        'full': every overlap, length ``N + M - 1``; 'same': length ``max(M, N)``, centred as
+        NumPy centres it; 'valid': full overlaps only, length ``max(M, N) - min(M, N) + 1``.
+    device : {None, "cpu", "cuda", "cuda:N"}, optional
+        Where to compute; None means ``GPUPRIMS_DEVICE`` or the GPU when one is usable.
+
+    Returns
+    -------
+    numpy.ndarray
+        dtype ``numpy.result_type(a, v)``: integers wrap around as NumPy's do, bool is the OR of
+        ANDs, float16 is accumulated in float32 and float32 in float32.
+
+    Raises
+    ------
+    ValueError
+        For empty or multi-dimensional operands and unknown modes.
+    TypeError
+        For dtypes gpuprims does not support (complex, object, strings, datetimes) and modes of
+        the wrong type.
+    """
+    index = resolve_device(device)
+    return _plan_convolve(a, v, mode).run(index)
+
+
+def correlate(a, v, mode="valid", *, device=None):
+    """Cross-correlation of two 1-D sequences, as :func:`numpy.correlate` (real inputs).
+
+    ``c[k] = sum_n a[n + k] * v[n]``.  If `v` is longer than `a`, NumPy correlates `v` with `a`
+    and reverses the result; so does gpuprims.
+
+    Parameters
+    ----------
+    a, v : array_like
+        The sequences (1-D, non-empty).
+    mode : {'valid', 'same', 'full'} or {0, 1, 2}, optional
+        As in :func:`gpuprims.convolve`; the default is 'valid'.
+    device : {None, "cpu", "cuda", "cuda:N"}, optional
+        Where to compute.
+
+    Returns
+    -------
+    numpy.ndarray
+        dtype ``numpy.result_type(a, v)``, with :func:`gpuprims.convolve`'s arithmetic.
+
+    Raises
+    ------
+    ValueError, TypeError
+        As :func:`gpuprims.convolve`.
+    """
+    index = resolve_device(device)
+    return _plan_correlate(a, v, mode).run(index)
+
+
+# ---------------------------------------------------------------------------------------------
+# scipy.signal.convolve2d / scipy.signal.correlate2d
+# ---------------------------------------------------------------------------------------------
+
+def _inputs_swap_needed(mode, shape1, shape2):
+    """scipy.signal._signaltools._inputs_swap_needed: in 'valid' mode the larger input comes first."""
+    if mode != "valid":
+        return False
+    ok1 = all(i >= j for i, j in zip(shape1, shape2))
+    ok2 = all(j >= i for i, j in zip(shape1, shape2))
+    if not (ok1 or ok2):
+        raise ValueError("For 'valid' mode, one must be at least as large as the other in every "
+                         "dimension")
+    return not ok1
+
+
+def _scipy_result_dtype(in1, in2, function):
+    """The dtype SciPy computes in (the two inputs' promotion), if gpuprims supports it.
+
+    SciPy has no bool and float16 kernels and refuses objects, strings and datetimes with a
+    ValueError; complex and long double, which SciPy has but gpuprims does not, are a TypeError.
+    """
+    try:
+        dtype = np.result_type(in1, in2)
+    except TypeError:
+        dtype = np.dtype(object)
+    if dtype.kind in "iu" or dtype.char in "fd":
+        return dtype
+    if dtype.kind in "cf":
+        _as_input(np.empty(0, dtype), function)  # raises gpuprims' TypeError naming the dtype
+    raise ValueError(f"{function} not available for this type ({dtype}).")
+
+
+def _scipy_fill_value(fillvalue, dtype):
+    """SciPy's fillvalue as a 0-d array of `dtype`: sigtools' conversion (PyArray_FromObject,
+    which does not force casts), with its fall-back through complex that ends in an error."""
+    try:
+        fill = _core.array_from_object(fillvalue, dtype.num)
+    except Exception:  # noqa: BLE001 - sigtools clears any error and tries complex
+        _core.array_from_object(fillvalue, np.dtype(np.complex128).num).astype(dtype)
+        raise ValueError("could not cast `fillvalue` directly to the output type (it was first "
+                         "converted to complex).") from None
+    if fill.size != 1:
+        if fill.size == 0:
+            raise ValueError("`fillvalue` cannot be an empty array.")
+        raise ValueError("`fillvalue` must be scalar or an array with one element.")
+    return fill.reshape(())
+
+
+def _plan_2d(function, in1, in2, mode, boundary, fillvalue, flip):
+    """scipy.signal.convolve2d (flip) or correlate2d, as sigtools' pylab_convolve_2d computes them."""
+    in1, in2 = np.asarray(in1), np.asarray(in2)
+    if not in1.ndim == in2.ndim == 2:
+        raise ValueError(f"{function} inputs must both be 2-D arrays")
+    swapped = _inputs_swap_needed(mode, in1.shape, in2.shape)
+    if swapped:
+        in1, in2 = in2, in1
+    try:
+        mode_value = _SCIPY_MODES[mode]
+    except KeyError:
+        raise ValueError("Acceptable mode flags are 'valid', 'same', or 'full'.") from None
+    try:
+        boundary_value = _SCIPY_BOUNDARIES[boundary]
+    except KeyError:
+        raise ValueError("Acceptable boundary flags are 'fill', 'circular' (or 'wrap'), and "
+                         "'symmetric' (or 'symm').") from None
+    if boundary_value is None:
+        raise ValueError("Incorrect boundary value.")
+    dtype = _scipy_result_dtype(in1, in2, function)
+    fill = _scipy_fill_value(fillvalue, dtype) if boundary_value == _FILL else None
+    if in1.size == 0 or in2.size == 0:  # SciPy returns zeros of odd shapes or crashes here
+        raise ValueError(f"gpuprims.{function}: inputs cannot be empty")
+    shape = []
+    offsets = []
+    for n, m in zip(in1.shape, in2.shape):
+        if mode_value == 0:
+            shape.append(n - m + 1)
+            offsets.append(0)
+        elif mode_value == 1:  # (m - 1) >> 1 before the output for correlate2d, the rest for convolve2d
+            shape.append(n)
+            offsets.append(-(m // 2) if flip else -((m - 1) // 2))
+        else:
+            shape.append(n + m - 1)
+            offsets.append(-(m - 1))
+    mask = in2[::-1, ::-1] if flip else in2
+    return _Plan(in1, mask, shape[0], shape[1], offsets, dtype, tuple(shape), boundary_value, fill,
+                 reverse=swapped and not flip)
+
+
+def convolve2d(in1, in2, mode="full", boundary="fill", fillvalue=0, *, device=None):
+    """Convolve two 2-D arrays, as :func:`scipy.signal.convolve2d` (real inputs).
+
+    Parameters
+    ----------
+    in1, in2 : array_like
+        2-D inputs.  In 'valid' mode one must be at least as large as the other in every
+        dimension; if `in2` is the larger, they are swapped, as SciPy does.
+    mode : {'full', 'valid', 'same'}, optional
+        'full': every overlap; 'valid': full overlaps only; 'same': the shape of `in1`, centred
+        as SciPy centres it.
+    boundary : {'fill', 'wrap', 'symm'}, optional
+        How `in1` extends past its edges: `fillvalue`, periodically, or mirrored with the edge
+        element repeated.  SciPy's aliases 'pad', 'circular' and 'symmetric' are accepted.
+    fillvalue : scalar, optional
+        The value outside `in1` for ``boundary='fill'``, converted to the result dtype as SciPy
+        converts it.
+    device : {None, "cpu", "cuda", "cuda:N"}, optional
+        Where to compute.
+
+    Returns
+    -------
+    numpy.ndarray
+        A new C-contiguous array of dtype ``numpy.result_type(in1, in2)``; integers wrap around
+        in that type, float32 is accumulated in float32.
+
+    Raises
+    ------
+    ValueError
+        For inputs that are not 2-D or are empty, sizes that do not fit 'valid', unknown modes or
+        boundaries, fill values that do not convert, and dtypes SciPy refuses (bool, float16,
+        objects, strings, datetimes).
+    TypeError
+        For complex and long double inputs, which gpuprims does not support.
+    """
+    index = resolve_device(device)
+    return _plan_2d("convolve2d", in1, in2, mode, boundary, fillvalue, True).run(index)
+
+
+def correlate2d(in1, in2, mode="full", boundary="fill", fillvalue=0, *, device=None):
+    """Cross-correlate two 2-D arrays, as :func:`scipy.signal.correlate2d` (real inputs).
+
+    Parameters, results and errors are those of :func:`gpuprims.convolve2d`.  When 'valid' mode
+    swaps the inputs, the result is reversed along both axes, as SciPy does (here as a new
+    C-contiguous array).
+
+    Returns
+    -------
+    numpy.ndarray
+    """
+    index = resolve_device(device)
+    return _plan_2d("correlate2d", in1, in2, mode, boundary, fillvalue, False).run(index)
+
+
+# ---------------------------------------------------------------------------------------------
+# benchmark hook
+# ---------------------------------------------------------------------------------------------
+
+def _time_kernel(name, in1, in2, repeats, *, device="cuda", **kwargs):
+    """Kernel times in milliseconds of `repeats` runs of gpuprims.<name>(in1, in2, **kwargs) on
+    the GPU.  The input is uploaded once; each run is timed with CUDA events (gpuprims.bench)."""
+    index = resolve_device(device)
+    if index < 0:
+        raise ValueError("_time_kernel needs a CUDA device")
+    if name in ("convolve2d", "correlate2d"):
+        plan = _plan_2d(name, in1, in2, kwargs.get("mode", "full"), kwargs.get("boundary", "fill"),
+                        kwargs.get("fillvalue", 0), name == "convolve2d")
+    else:
+        plan = {"convolve": _plan_convolve, "correlate": _plan_correlate}[name](in1, in2, **kwargs)
+    return np.asarray(_core.time_correlate(int(repeats), plan.args + (index,)), dtype=np.float64)
