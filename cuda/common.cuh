@@ -100,9 +100,12 @@ template <class To, class From> __host__ __device__ __forceinline__ To convert(F
                          cuda::std::is_integral_v<From>) {
         return static_cast<uint64_t>(static_cast<int64_t>(x));
     } else if constexpr (cuda::std::is_floating_point_v<From> && cuda::std::is_integral_v<To> &&
-                         !cuda::std::is_same_v<To, bool> && sizeof(To) < 8) {
-        // Through int64 and truncated, as NumPy's casts behave on x86-64 (out-of-range values
-        // wrap; a direct GPU conversion would saturate instead).
+                         !cuda::std::is_same_v<To, bool> && !cuda::std::is_same_v<To, int64_t>) {
+        // Through int64 and truncated, as NumPy's casts behave on x86-64 (negative and other
+        // out-of-range values wrap; a direct GPU conversion would saturate instead).  uint64
+        // values from 2^63 up need the unsigned conversion.
+        if constexpr (cuda::std::is_same_v<To, uint64_t>)
+            if (x >= static_cast<From>(9223372036854775808.0)) return static_cast<uint64_t>(x);
         return static_cast<To>(static_cast<int64_t>(x));
     } else {
         return static_cast<To>(x);
