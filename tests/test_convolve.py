@@ -276,6 +276,19 @@ def test_2d_images(device, rng, signal, dtype, shape):
             check_2d(signal, name, image, mask, got, "same", boundary, 2)
 
 
+@pytest.mark.parametrize("k", [3, 5, 7])
+@pytest.mark.parametrize("dtype", SCIPY_DTYPES)
+def test_2d_unrolled_masks(device, rng, signal, dtype, k):
+    """The square masks the CUDA tile kernel unrolls at compile time, every dtype, mode and boundary,
+    on an image a little past two tiles each way."""
+    image, mask = data(rng, dtype, (131, 67)), data(rng, dtype, (k, k))
+    for name in FUNCS_2D:
+        for mode in MODES:
+            for boundary in BOUNDARIES:
+                got = gp(name, image, mask, mode, boundary, 2, device=device)
+                check_2d(signal, name, image, mask, got, mode, boundary, 2)
+
+
 @pytest.mark.parametrize("mask_shape", [(16, 16), (16, 17), (20, 20), (1, 300), (300, 1), (40, 40)],
                          ids=str)
 @pytest.mark.parametrize("dtype", ["float32", "float64", "int16"])
