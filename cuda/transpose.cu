@@ -229,7 +229,7 @@ transpose_vector_kernel(const T *__restrict__ in, T *__restrict__ out, TilePlan 
     // Chunks are held as 16-byte vectors of shared-memory words: a vector of small elements would
     // take a register each, and with 8-byte elements held as uint4 ptxas copied each loaded chunk
     // to other registers before issuing the next load, so that every load waited for the one
-    // before (float64: 0.76x memcpy instead of 0.89x).
+    // before (float64 16384^2: 0.76x memcpy, 0.90x without the copies).
     Vec16<Word> chunks[Tile::loads];
 #pragma unroll
     for (int k = 0; k < Tile::loads; ++k) {
