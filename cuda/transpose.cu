@@ -226,15 +226,18 @@ transpose_vector_kernel(const T *__restrict__ in, T *__restrict__ out, TilePlan 
     const TileSpot spot = plan.locate(first_tile + blockIdx.x);
 
     // Loads: chunk l is chunk l % row_chunks of tile row l / row_chunks, all in flight at once.
-    // (Chunks are held as uint4: a 16-byte struct of small elements would take a register each.)
-    uint4 chunks[Tile::loads];
+    // Chunks are held as 16-byte vectors of shared-memory words: a vector of small elements would
+    // take a register each, and with 8-byte elements held as uint4 ptxas copied each loaded chunk
+    // to other registers before issuing the next load, so that every load waited for the one
+    // before (float64 16384^2: 0.76x memcpy, 0.90x without the copies).
+    Vec16<Word> chunks[Tile::loads];
 #pragma unroll
     for (int k = 0; k < Tile::loads; ++k) {
         const int l = static_cast<int>(threadIdx.x) + k * threads;
         const int q = l / Tile::row_chunks, p = l % Tile::row_chunks * Tile::vec;
         const T *src = in + spot.src + q * plan.src_q + p;
         if (q < spot.valid_q && p + Tile::vec <= spot.valid_p) {
-            chunks[k] = __ldg(reinterpret_cast<const uint4 *>(src));
+            chunks[k] = load_readonly(reinterpret_cast<const Vec16<Word> *>(src));
         } else if (q < spot.valid_q) {  // the tile's last, partial chunk of a row
             Vec16<T> partial{};
             for (int e = 0; e < Tile::vec && p + e < spot.valid_p; ++e) partial.v[e] = src[e];
@@ -246,7 +249,7 @@ transpose_vector_kernel(const T *__restrict__ in, T *__restrict__ out, TilePlan 
         const int l = static_cast<int>(threadIdx.x) + k * threads;
         const int q = l / Tile::row_chunks;
         if (q < spot.valid_q)
-            *reinterpret_cast<uint4 *>(tile + Tile::chunk_offset(q, l % Tile::row_chunks)) = chunks[k];
+            *reinterpret_cast<Vec16<Word> *>(tile + Tile::chunk_offset(q, l % Tile::row_chunks)) = chunks[k];
     }
     __syncthreads();
 
