@@ -527,9 +527,26 @@ static void release_correlate(correlate_call *call)
     Py_XDECREF(call->out);
 }
 
-/* Parses (image, mask, fill, out_rows, out_cols, row_offset, col_offset, boundary, device): 2-D
- * image and mask and a one-element fill, all of one dtype, and a non-empty output. */
-static int parse_correlate(PyObject *args, correlate_call *call, int *device)
+/* The image of a resident call: (in_ptr, typenum, rows, cols, out_ptr), device-resident C-contiguous
+ * data and room for the output, both of the dtype `typenum`. */
+static int resident_image(PyObject *image, gp_correlate_desc *desc)
+{
+    PyObject *in_obj, *out_obj;
+    int typenum;
+    long long rows, cols;
+    gp_dtype out_dtype;
+    if (!PyArg_ParseTuple(image, "OiLLO", &in_obj, &typenum, &rows, &cols, &out_obj)) return -1;
+    desc->rows = rows;
+    desc->cols = cols;
+    return resident_operands(in_obj, typenum, out_obj, typenum, &desc->in, &desc->dtype, &desc->out,
+                             &out_dtype);
+}
+
+/* Parses (image, mask, fill, out_rows, out_cols, row_offset, col_offset, boundary, device): a 2-D
+ * image (a NumPy array, or for a resident call the tuple resident_image reads), a 2-D mask and a
+ * one-element fill on the host, all of one dtype, and a non-empty output (allocated here for a host
+ * image). */
+static int parse_correlate(PyObject *args, int resident, correlate_call *call, int *device)
 {
     PyObject *image, *mask, *fill;
     long long out_rows, out_cols, row_offset, col_offset;
@@ -538,38 +555,47 @@ static int parse_correlate(PyObject *args, correlate_call *call, int *device)
     if (!PyArg_ParseTuple(args, "OOOLLLLii", &image, &mask, &fill, &out_rows, &out_cols, &row_offset,
                           &col_offset, &boundary, device))
         return -1;
-    if (!PyArray_Check(image) || !PyArray_Check(mask) || PyArray_NDIM((PyArrayObject *)image) != 2 ||
-        PyArray_NDIM((PyArrayObject *)mask) != 2 || !PyArray_Check(fill)) {
-        PyErr_SetString(PyExc_TypeError, "correlate: expected 2-D image and mask arrays and a fill array");
+    gp_correlate_desc *desc = &call->desc;
+    if (resident) {
+        if (resident_image(image, desc)) return -1;
+    } else if (!PyArray_Check(image) || PyArray_NDIM((PyArrayObject *)image) != 2) {
+        PyErr_SetString(PyExc_TypeError, "correlate: expected a 2-D image array");
+        return -1;
+    } else {
+        desc->rows = PyArray_DIM((PyArrayObject *)image, 0);
+        desc->cols = PyArray_DIM((PyArrayObject *)image, 1);
+        call->image = contiguous_input(image, 1, desc->rows, desc->cols, &desc->dtype);
+        if (call->image == NULL) return -1;
+        desc->in = PyArray_DATA(call->image);
+    }
+    if (!PyArray_Check(mask) || PyArray_NDIM((PyArrayObject *)mask) != 2 || !PyArray_Check(fill)) {
+        PyErr_SetString(PyExc_TypeError, "correlate: expected a 2-D mask array and a fill array");
         return -1;
     }
-    const npy_intp *shape = PyArray_DIMS((PyArrayObject *)image), *mask_shape = PyArray_DIMS((PyArrayObject *)mask);
+    const npy_intp *mask_shape = PyArray_DIMS((PyArrayObject *)mask);
     gp_dtype mask_dtype, fill_dtype;
-    gp_correlate_desc *desc = &call->desc;
-    call->image = contiguous_input(image, 1, shape[0], shape[1], &desc->dtype);
-    call->mask = call->image ? contiguous_input(mask, 1, mask_shape[0], mask_shape[1], &mask_dtype) : NULL;
+    call->mask = contiguous_input(mask, 1, mask_shape[0], mask_shape[1], &mask_dtype);
     call->fill = call->mask ? contiguous_input(fill, 1, 1, 1, &fill_dtype) : NULL;
     if (call->fill == NULL) return -1;
     if (mask_dtype != desc->dtype || fill_dtype != desc->dtype || boundary < 0 || boundary >= GP_NUM_BOUNDARIES ||
-        out_rows < 1 || out_cols < 1 || PyArray_SIZE(call->image) < 1 || PyArray_SIZE(call->mask) < 1) {
+        out_rows < 1 || out_cols < 1 || desc->rows < 1 || desc->cols < 1 || PyArray_SIZE(call->mask) < 1) {
         PyErr_SetString(PyExc_ValueError, "correlate: mixed dtypes, a bad boundary or an empty operand");
         return -1;
     }
-    call->out = new_output(PyArray_TYPE(call->image), out_rows * out_cols, &mask_dtype);
-    if (call->out == NULL) return -1;
+    if (!resident) {
+        call->out = new_output(PyArray_TYPE(call->image), out_rows * out_cols, &mask_dtype);
+        if (call->out == NULL) return -1;
+        desc->out = PyArray_DATA(call->out);
+    }
     desc->boundary = (gp_boundary)boundary;
-    desc->rows = shape[0];
-    desc->cols = shape[1];
     desc->mask_rows = mask_shape[0];
     desc->mask_cols = mask_shape[1];
     desc->out_rows = out_rows;
     desc->out_cols = out_cols;
     desc->row_offset = row_offset;
     desc->col_offset = col_offset;
-    desc->in = PyArray_DATA(call->image);
     desc->mask = PyArray_DATA(call->mask);
     desc->fill = PyArray_DATA(call->fill);
-    desc->out = PyArray_DATA(call->out);
     return 0;
 }
 
@@ -584,7 +610,7 @@ static PyObject *core_correlate(PyObject *self, PyObject *args)
     (void)self;
     correlate_call call;
     int device;
-    if (parse_correlate(args, &call, &device)) {
+    if (parse_correlate(args, 0, &call, &device)) {
         release_correlate(&call);
         return NULL;
     }
@@ -595,6 +621,30 @@ static PyObject *core_correlate(PyObject *self, PyObject *args)
     Py_END_ALLOW_THREADS
     PyObject *result = status ? gp_raise_backend_error(&err) : (PyObject *)call.out;
     if (result) call.out = NULL; /* handed to the caller */
+    release_correlate(&call);
+    return result;
+}
+
+PyDoc_STRVAR(correlate_resident_doc,
+             "correlate_resident((in_ptr, typenum, rows, cols, out_ptr), mask, fill, out_rows, out_cols,\n"
+             "                   row_offset, col_offset, boundary, device)\n\n"
+             "correlate() of a device-resident C-contiguous image into out_ptr (out_rows * out_cols\n"
+             "elements of the same dtype), on gpuprims' stream; mask and fill are host arrays.");
+
+static PyObject *core_correlate_resident(PyObject *self, PyObject *args)
+{
+    (void)self;
+    correlate_call call;
+    int device;
+    PyObject *result = NULL;
+    if (parse_correlate(args, 1, &call, &device) == 0) {
+        gp_error err = {GP_OK, ""};
+        int status;
+        Py_BEGIN_ALLOW_THREADS
+        status = RUN_RESIDENT(gp_cuda_correlate_resident(device, &call.desc, &err));
+        Py_END_ALLOW_THREADS
+        result = resident_result(status, &err);
+    }
     release_correlate(&call);
     return result;
 }
@@ -760,7 +810,7 @@ static PyObject *core_time_correlate(PyObject *self, PyObject *args)
     int repeats, device;
     if (!PyArg_ParseTuple(args, "iO!", &repeats, &PyTuple_Type, &call_args)) return NULL;
     correlate_call call;
-    if (parse_correlate(call_args, &call, &device) == 0) {
+    if (parse_correlate(call_args, 0, &call, &device) == 0) {
         if (repeats < 1 || device < 0)
             PyErr_SetString(PyExc_ValueError, "time_correlate: repeats and device must be positive");
         else
@@ -828,6 +878,7 @@ static PyMethodDef core_methods[] = {
     {"time_kernel", core_time_kernel, METH_VARARGS, time_kernel_doc},
     {"time_memcpy", core_time_memcpy, METH_VARARGS, time_memcpy_doc},
     {"correlate", core_correlate, METH_VARARGS, correlate_doc},
+    {"correlate_resident", core_correlate_resident, METH_VARARGS, correlate_resident_doc},
     {"time_correlate", core_time_correlate, METH_VARARGS, time_correlate_doc},
     {"array_from_object", core_array_from_object, METH_VARARGS, array_from_object_doc},
     {NULL, NULL, 0, NULL},

@@ -35,14 +35,28 @@ def _supported(dtype):
 def _input(a, name, device):
     """(array, backend device index): a DeviceArray view of GPU inputs (which stay where they
     are), else a NumPy array."""
-    index = resolve_device(device) if device is not None else None
     view = device_view(a)
-    if view is None:
-        return _as_input(a, name), (resolve_device(None) if index is None else index)
-    if index is not None and index != view.device_index:
-        raise ValueError(f"gpuprims.{name}: the input lives on {view.device}, but device={device!r}; "
+    index = _placement(name, device, (view,))
+    return (_as_input(a, name) if view is None else view), index
+
+
+def _placement(name, device, views):
+    """The backend device index of a call whose inputs' device views are `views` (None for host
+    data): the GPU the device-resident inputs share, which `device` may name but not contradict;
+    without device-resident inputs, `device`."""
+    index = resolve_device(device) if device is not None else None
+    resident = [view for view in views if view is not None]
+    if not resident:
+        return resolve_device(None) if index is None else index
+    home = resident[0]
+    if any(view.device_index != home.device_index for view in resident):
+        raise ValueError(f"gpuprims.{name}: the inputs live on "
+                         f"{' and '.join(sorted({view.device for view in resident}))}; "
                          "gpuprims does not move device arrays")
-    return view, view.device_index
+    if index is not None and index != home.device_index:
+        raise ValueError(f"gpuprims.{name}: the input lives on {home.device}, but device={device!r}; "
+                         "gpuprims does not move device arrays")
+    return home.device_index
 
 
 def _on_host(array):

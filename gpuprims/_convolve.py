@@ -5,14 +5,21 @@ is one row), a mask of the same dtype (reversed for a convolution), the window o
 offsets into the image, and how the image reads outside its bounds.  The rules that pick these
 (operand swaps, NumPy's and SciPy's centring of 'same', result dtypes) are NumPy's and SciPy's own,
 quoted where they are applied.
+
+Device in, device out: when either operand is device-resident (a DeviceArray, or another library's
+GPU array), the correlation runs on that GPU (``_core.correlate_resident``) and returns a
+DeviceArray there.  The image is converted on the device (a host image is uploaded); the mask is
+always read from the host, so a device-resident mask is copied down first (masks are small).
 """
+import functools
 import operator
 
 import numpy as np
 
 from . import _core
-from ._api import _as_input, _supported
+from ._api import _as_input, _device_name, _placement, _supported
 from ._device import resolve_device
+from ._device_array import DeviceArray, device_view, to_device
 
 _FILL, _WRAP, _SYMM = 0, 1, 2  # gp_boundary in csrc/gp_types.h
 
@@ -25,19 +32,58 @@ _SCIPY_BOUNDARIES = {"fill": _FILL, "pad": _FILL, "wrap": _WRAP, "circular": _WR
 
 class _Plan:
     """One backend correlation: out[i, j] = sum of mask[p, q] * image(i + offsets[0] + p,
-    j + offsets[1] + q), computed in `dtype`, then shaped as `shape` (reversed when `reverse`)."""
+    j + offsets[1] + q), computed in `dtype`, then shaped as `shape` (reversed when `reverse`).
+
+    The image may be a DeviceArray (converted to `dtype` on its device); the mask is a host array.
+    """
 
     def __init__(self, image, mask, out_rows, out_cols, offsets, dtype, shape, boundary=_FILL,
                  fill=None, reverse=False):
-        fill = np.zeros((), dtype) if fill is None else fill
-        self.args = (image.astype(dtype, copy=False), mask.astype(dtype, copy=False), fill,
-                     out_rows, out_cols, offsets[0], offsets[1], boundary)
+        if isinstance(image, DeviceArray):
+            self.image = image.contiguous() if image.dtype == dtype else image.astype(dtype)
+        else:
+            self.image = image.astype(dtype, copy=False)
+        self.mask = mask.astype(dtype, copy=False)
+        self.fill = np.zeros((), dtype) if fill is None else fill
+        self.window = (out_rows, out_cols, offsets[0], offsets[1], boundary)
         self.shape = shape
         self.reverse = reverse
 
-    def run(self, index):
-        result = _core.correlate(*self.args, index).reshape(self.shape)
-        return np.ascontiguousarray(np.flip(result)) if self.reverse else result
+    def host_args(self, index):
+        """The arguments of ``_core.correlate`` (and ``time_correlate``) for a host image."""
+        return (self.image, self.mask, self.fill) + self.window + (index,)
+
+    def run(self, index, resident):
+        """The result on the host, or with `resident` a DeviceArray on GPU `index`."""
+        if not resident:
+            result = _core.correlate(*self.host_args(index)).reshape(self.shape)
+            return np.ascontiguousarray(np.flip(result)) if self.reverse else result
+        image = self.image
+        if not isinstance(image, DeviceArray):
+            image = to_device(image, _device_name(index))
+        out = DeviceArray._empty(self.shape, image.dtype, index)
+        _core.correlate_resident((image.ptr, image.dtype.num, image.shape[0], image.shape[1], out.ptr),
+                                 self.mask, self.fill, *self.window, index)
+        return out._flipped() if self.reverse else out
+
+
+def _array(x):
+    """A DeviceArray as it is, anything else as a NumPy array."""
+    return x if isinstance(x, DeviceArray) else np.asarray(x)
+
+
+def _host(array):
+    """The mask operand on the host (a device-resident one is copied down)."""
+    return array.get() if isinstance(array, DeviceArray) else array
+
+
+def _run(name, operands, device, *options):
+    """gpuprims.<name>(*operands, *options, device=device): on the GPU of any device-resident
+    operand, with a DeviceArray result; else on `device`, with a NumPy result."""
+    views = [device_view(x) for x in operands]
+    index = _placement(name, device, views)
+    operands = [x if view is None else view for x, view in zip(operands, views)]
+    return _PLANNERS[name](*operands, *options).run(index, any(view is not None for view in views))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -63,7 +109,7 @@ def _numpy_mode(mode):
 
 def _numpy_operand(x, name, function, allow_scalar):
     """An operand as NumPy reads it: 1-D (numpy.convolve also takes a scalar as one element)."""
-    array = np.asarray(x)
+    array = _array(x)
     if array.ndim == 0 and allow_scalar:
         array = array.reshape(1)
     if array.ndim != 1:
@@ -76,9 +122,10 @@ def _numpy_operand(x, name, function, allow_scalar):
 
 
 def _numpy_result_dtype(a, v, function):
-    """np.result_type of the two operands (NumPy converts both to it), if gpuprims supports it."""
+    """np.result_type of the two (1-D) operands (NumPy converts both to it), if gpuprims supports
+    it."""
     try:
-        dtype = np.result_type(a, v)
+        dtype = np.result_type(a.dtype, v.dtype)
     except TypeError:
         raise TypeError(f"gpuprims.{function} does not support dtypes {a.dtype} and {v.dtype}") from None
     if not _supported(dtype):
@@ -105,7 +152,7 @@ def _plan_convolve(a, v, mode="full"):
     if v.size > a.size:
         a, v = v, a
     length, offset = _numpy_window(a.size, v.size, mode)
-    return _Plan(a[None, :], v[None, ::-1], 1, length, (0, offset), dtype, (length,))
+    return _Plan(a.reshape(1, -1), _host(v)[None, ::-1], 1, length, (0, offset), dtype, (length,))
 
 
 def _plan_correlate(a, v, mode="valid"):
@@ -118,7 +165,8 @@ def _plan_correlate(a, v, mode="valid"):
     if swapped:
         a, v = v, a
     length, offset = _numpy_window(a.size, v.size, mode)
-    return _Plan(a[None, :], v[None, :], 1, length, (0, offset), dtype, (length,), reverse=swapped)
+    return _Plan(a.reshape(1, -1), _host(v)[None, :], 1, length, (0, offset), dtype, (length,),
+                 reverse=swapped)
 
 
 def convolve(a, v, mode="full", *, device=None):
@@ -126,31 +174,37 @@ def convolve(a, v, mode="full", *, device=None):
 
     Parameters
     ----------
-    a, v : array_like
+    a, v : array_like or device array
         The sequences (1-D, non-empty; a scalar counts as one element).  If `v` is longer than
-        `a`, they are swapped, as NumPy does.
+        `a`, they are swapped, as NumPy does.  Either may be device-resident (DeviceArray,
+        CuPy, PyTorch, ...); the other may then be host data (see Returns).
     mode : {'full', 'same', 'valid'} or {2, 1, 0}, optional
         'full': every overlap, length ``N + M - 1``; 'same': length ``max(M, N)``, centred as
         NumPy centres it; 'valid': full overlaps only, length ``max(M, N) - min(M, N) + 1``.
     device : {None, "cpu", "cuda", "cuda:N"}, optional
-        Where to compute; None means ``GPUPRIMS_DEVICE`` or the GPU when one is usable.
+        Where to compute; None means ``GPUPRIMS_DEVICE`` or the GPU when one is usable.  With a
+        device-resident operand, the call runs on its GPU and `device` may only name that GPU.
 
     Returns
     -------
-    numpy.ndarray
+    numpy.ndarray or DeviceArray
         dtype ``numpy.result_type(a, v)``: integers wrap around as NumPy's do, bool is the OR of
-        ANDs, float16 is accumulated in float32 and float32 in float32.
+        ANDs, float16 is accumulated in float32 and float32 in float32.  A DeviceArray on the
+        operands' GPU when either operand is device-resident: the signal stays on the device
+        (converted there), a host signal is uploaded, and the shorter operand (the taps) is read
+        from the host, so a device-resident one is copied down first.  Unlike CuPy, which refuses
+        to mix host and device arrays, gpuprims accepts host taps next to a device signal.
 
     Raises
     ------
     ValueError
-        For empty or multi-dimensional operands and unknown modes.
+        For empty or multi-dimensional operands and unknown modes; for operands on different
+        GPUs, or a `device` other than the GPU of a device-resident operand.
     TypeError
         For dtypes gpuprims does not support (complex, object, strings, datetimes) and modes of
         the wrong type.
     """
-    index = resolve_device(device)
-    return _plan_convolve(a, v, mode).run(index)
+    return _run("convolve", (a, v), device, mode)
 
 
 def correlate(a, v, mode="valid", *, device=None):
@@ -161,25 +215,26 @@ def correlate(a, v, mode="valid", *, device=None):
 
     Parameters
     ----------
-    a, v : array_like
-        The sequences (1-D, non-empty).
+    a, v : array_like or device array
+        The sequences (1-D, non-empty), host or device-resident as in :func:`gpuprims.convolve`.
     mode : {'valid', 'same', 'full'} or {0, 1, 2}, optional
         As in :func:`gpuprims.convolve`; the default is 'valid'.
     device : {None, "cpu", "cuda", "cuda:N"}, optional
-        Where to compute.
+        Where to compute, as in :func:`gpuprims.convolve`.
 
     Returns
     -------
-    numpy.ndarray
-        dtype ``numpy.result_type(a, v)``, with :func:`gpuprims.convolve`'s arithmetic.
+    numpy.ndarray or DeviceArray
+        dtype ``numpy.result_type(a, v)``, with :func:`gpuprims.convolve`'s arithmetic; a
+        DeviceArray when either operand is device-resident (reversed on the device when `v` is
+        the longer).
 
     Raises
     ------
     ValueError, TypeError
         As :func:`gpuprims.convolve`.
     """
-    index = resolve_device(device)
-    return _plan_correlate(a, v, mode).run(index)
+    return _run("correlate", (a, v), device, mode)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -205,7 +260,7 @@ def _scipy_result_dtype(in1, in2, function):
     ValueError; complex and long double, which SciPy has but gpuprims does not, are a TypeError.
     """
     try:
-        dtype = np.result_type(in1, in2)
+        dtype = np.result_type(in1.dtype, in2.dtype)
     except TypeError:
         dtype = np.dtype(object)
     if dtype.kind in "iu" or dtype.char in "fd":
@@ -231,9 +286,9 @@ def _scipy_fill_value(fillvalue, dtype):
     return fill.reshape(())
 
 
-def _plan_2d(function, in1, in2, mode, boundary, fillvalue, flip):
+def _plan_2d(function, flip, in1, in2, mode="full", boundary="fill", fillvalue=0):
     """scipy.signal.convolve2d (flip) or correlate2d, as sigtools' pylab_convolve_2d computes them."""
-    in1, in2 = np.asarray(in1), np.asarray(in2)
+    in1, in2 = _array(in1), _array(in2)
     if not in1.ndim == in2.ndim == 2:
         raise ValueError(f"{function} inputs must both be 2-D arrays")
     swapped = _inputs_swap_needed(mode, in1.shape, in2.shape)
@@ -266,7 +321,7 @@ def _plan_2d(function, in1, in2, mode, boundary, fillvalue, flip):
         else:
             shape.append(n + m - 1)
             offsets.append(-(m - 1))
-    mask = in2[::-1, ::-1] if flip else in2
+    mask = _host(in2)[::-1, ::-1] if flip else _host(in2)
     return _Plan(in1, mask, shape[0], shape[1], offsets, dtype, tuple(shape), boundary_value, fill,
                  reverse=swapped and not flip)
 
@@ -276,9 +331,10 @@ def convolve2d(in1, in2, mode="full", boundary="fill", fillvalue=0, *, device=No
 
     Parameters
     ----------
-    in1, in2 : array_like
+    in1, in2 : array_like or device array
         2-D inputs.  In 'valid' mode one must be at least as large as the other in every
-        dimension; if `in2` is the larger, they are swapped, as SciPy does.
+        dimension; if `in2` is the larger, they are swapped, as SciPy does.  Either may be
+        device-resident (DeviceArray, CuPy, PyTorch, ...); the other may then be host data.
     mode : {'full', 'valid', 'same'}, optional
         'full': every overlap; 'valid': full overlaps only; 'same': the shape of `in1`, centred
         as SciPy centres it.
@@ -289,40 +345,44 @@ def convolve2d(in1, in2, mode="full", boundary="fill", fillvalue=0, *, device=No
         The value outside `in1` for ``boundary='fill'``, converted to the result dtype as SciPy
         converts it.
     device : {None, "cpu", "cuda", "cuda:N"}, optional
-        Where to compute.
+        Where to compute; with a device-resident input, only its GPU may be named.
 
     Returns
     -------
-    numpy.ndarray
+    numpy.ndarray or DeviceArray
         A new C-contiguous array of dtype ``numpy.result_type(in1, in2)``; integers wrap around
-        in that type, float32 is accumulated in float32.
+        in that type, float32 is accumulated in float32.  A DeviceArray on the inputs' GPU when
+        either input is device-resident: the image (`in1`, or `in2` when 'valid' swaps them)
+        stays on the device (converted there; a host image is uploaded) and the kernel is read
+        from the host (a device-resident kernel is copied down first).  Unlike CuPy, which
+        refuses to mix host and device arrays, gpuprims accepts a host kernel next to a device
+        image.
 
     Raises
     ------
     ValueError
         For inputs that are not 2-D or are empty, sizes that do not fit 'valid', unknown modes or
         boundaries, fill values that do not convert, and dtypes SciPy refuses (bool, float16,
-        objects, strings, datetimes).
+        objects, strings, datetimes); for inputs on different GPUs, or a `device` other than the
+        GPU of a device-resident input.
     TypeError
         For complex and long double inputs, which gpuprims does not support.
     """
-    index = resolve_device(device)
-    return _plan_2d("convolve2d", in1, in2, mode, boundary, fillvalue, True).run(index)
+    return _run("convolve2d", (in1, in2), device, mode, boundary, fillvalue)
 
 
 def correlate2d(in1, in2, mode="full", boundary="fill", fillvalue=0, *, device=None):
     """Cross-correlate two 2-D arrays, as :func:`scipy.signal.correlate2d` (real inputs).
 
-    Parameters, results and errors are those of :func:`gpuprims.convolve2d`.  When 'valid' mode
-    swaps the inputs, the result is reversed along both axes, as SciPy does (here as a new
-    C-contiguous array).
+    Parameters, results and errors are those of :func:`gpuprims.convolve2d`, device-resident
+    inputs included.  When 'valid' mode swaps the inputs, the result is reversed along both axes,
+    as SciPy does (here as a new C-contiguous array, reversed on the device for device inputs).
 
     Returns
     -------
-    numpy.ndarray
+    numpy.ndarray or DeviceArray
     """
-    index = resolve_device(device)
-    return _plan_2d("correlate2d", in1, in2, mode, boundary, fillvalue, False).run(index)
+    return _run("correlate2d", (in1, in2), device, mode, boundary, fillvalue)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -335,9 +395,13 @@ def _time_kernel(name, in1, in2, repeats, *, device="cuda", **kwargs):
     index = resolve_device(device)
     if index < 0:
         raise ValueError("_time_kernel needs a CUDA device")
-    if name in ("convolve2d", "correlate2d"):
-        plan = _plan_2d(name, in1, in2, kwargs.get("mode", "full"), kwargs.get("boundary", "fill"),
-                        kwargs.get("fillvalue", 0), name == "convolve2d")
-    else:
-        plan = {"convolve": _plan_convolve, "correlate": _plan_correlate}[name](in1, in2, **kwargs)
-    return np.asarray(_core.time_correlate(int(repeats), plan.args + (index,)), dtype=np.float64)
+    plan = _PLANNERS[name](np.asarray(in1), np.asarray(in2), **kwargs)
+    return np.asarray(_core.time_correlate(int(repeats), plan.host_args(index)), dtype=np.float64)
+
+
+_PLANNERS = {
+    "convolve": _plan_convolve,
+    "correlate": _plan_correlate,
+    "convolve2d": functools.partial(_plan_2d, "convolve2d", True),
+    "correlate2d": functools.partial(_plan_2d, "correlate2d", False),
+}

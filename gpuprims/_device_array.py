@@ -146,6 +146,15 @@ class DeviceArray:
         _core.memcpy(self.device_index, out.ptr, self.ptr, self.nbytes, False)
         return out
 
+    def _flipped(self):
+        """:func:`numpy.flip` over every axis, as a C-contiguous copy on the device."""
+        if self.size <= 1:
+            return self.copy()
+        last = self.ptr + sum((size - 1) * stride for size, stride in zip(self.shape, self.strides))
+        view = DeviceArray(self._owner, last, self.shape, self.dtype,
+                           tuple(-stride for stride in self.strides), self.device_index, self.readonly)
+        return view.contiguous()
+
     def astype(self, dtype):
         """A C-contiguous copy converted to `dtype` as :meth:`numpy.ndarray.astype` does."""
         return self._converted(_checked_dtype(dtype))

@@ -7,7 +7,7 @@ Run as a module::
     python -m gpuprims.bench --sizes 1000000 --device cpu --out results/
     python -m gpuprims.bench --ops convolve,convolve2d --sizes 16,20,24,26
 
-Two modes are measured for every operation and size:
+Four modes are measured for every operation and size:
 
 ``kernel``
     The input already lives on the GPU and only the device work is timed with
@@ -19,11 +19,14 @@ Two modes are measured for every operation and size:
     array, a PyTorch tensor) and the public function is called from Python:
     each repeat times a burst of back-to-back calls up to the completion of
     the device work (wall clock), so the row is the cost of a call in a GPU
-    pipeline, Python overhead and launches included.
+    pipeline, Python overhead and launches included.  Convolutions put their
+    image on the device; gpuprims is given the mask as a NumPy array (it reads
+    masks from the host), CuPy and PyTorch as arrays of their own.
 ``latency``
     Small device-resident inputs (2^8, 2^12 and 2^16 elements; 2^8 float32 is
-    1 KiB): the host time of one call, the median of many back-to-back calls
-    (the device work is asynchronous and not waited for).
+    1 KiB; transpose takes them as 16 x 16, 64 x 64 and 256 x 256 matrices):
+    the host time of one call, the median of many back-to-back calls (the
+    device work is asynchronous and not waited for).
 ``e2e``
     End to end from a NumPy array on the host, timed with
     :func:`time.perf_counter`: ``gpuprims.<op>(a)``, NumPy itself, and, on a
@@ -43,8 +46,9 @@ which counts as read + written): ``convolve`` is :func:`numpy.convolve` with 7 t
 square-ish image that fits the size (2^24 elements: 4096 x 4096) with a 5 x 5 kernel, zero fill.
 Their peers: SciPy end to end, CuPy (``cupy.convolve``, ``cupyx.scipy.signal.convolve2d``),
 ``cupyx.scipy.ndimage`` (``convolve1d``, ``convolve``) and PyTorch (``conv1d``/``conv2d``, which
-correlate: the mask is flipped).  For every op the report ends with the end-to-end crossover: the
-smallest measured size from which gpuprims beats NumPy (or SciPy) at every larger measured size.
+correlate: the mask is flipped).  For every op but transpose the report ends with the end-to-end
+crossover: the smallest measured size from which gpuprims beats NumPy (SciPy for ``convolve2d``) at
+every larger measured size.
 
 Sizes are given with ``--sizes`` as a comma list: a value below 64 (or written
 ``2^K``) is a power-of-two exponent, any other value is an element count, so
@@ -65,6 +69,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import functools
 import importlib
 import math
 import platform
@@ -86,8 +91,6 @@ OPS = ("sum", "prod", "min", "max", "mean", "prefix_sum", "transpose", "convolve
        "convolve2d")
 SCAN_OPS = frozenset({"prefix_sum"})
 COPY_OPS = frozenset({"transpose"})
-DEVICE_OPS = frozenset(OPS) - COPY_OPS - CONVOLVE_OPS
-"""Ops with device-mode and latency rows (their public functions take device arrays)."""
 DEFAULT_OPS = ("sum", "max", "prefix_sum", "transpose")
 DEFAULT_SIZES = tuple(2**k for k in range(10, 29, 2))
 DEFAULT_REPEATS = 20
@@ -155,14 +158,15 @@ class Row:
         ``"gpuprims"``, ``"numpy"``, ``"scipy"``, ``"cupy"``, ``"cupyx.ndimage"``, ``"torch"``
         or ``"memcpy"``.
     mode : str
-        ``"kernel"`` (device-resident data) or ``"e2e"`` (from a NumPy array).
+        ``"kernel"`` (device work alone), ``"device"`` and ``"latency"`` (public calls on
+        device-resident data) or ``"e2e"`` (from a NumPy array).
     time_ms : float
         Median time in milliseconds.
     gbps : float
         Effective bandwidth in GB/s (see the module docstring for the byte counts).
     x_memcpy : float or None
         ``gbps`` as a fraction of the device memcpy bandwidth at this size;
-        None for end-to-end rows or when the memcpy row is missing.
+        None for end-to-end and latency rows or when the memcpy row is missing.
     case : str
         For inputs that are not 1-D sizes (transpose), what the size column
         shows instead: shape, axes and dtype.
@@ -359,17 +363,31 @@ def convolve_problem(op: str, a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     The mask is random in the input's dtype and the same in every call; ``convolve2d`` takes the
     largest ``rows x cols`` image of ``a`` with ``rows = isqrt(n)``.
     """
-    rng = np.random.default_rng(7)
+    mask = convolve_mask(op, a.dtype)
     if op == "convolve2d":
-        rows, cols = convolve2d_shape(a.size)
-        mask = random_array(rng, int(np.prod(CONVOLVE2D_SHAPE)), a.dtype).reshape(CONVOLVE2D_SHAPE)
+        rows, cols = square_shape(a.size)
         return a[: rows * cols].reshape(rows, cols), mask
-    return a, random_array(rng, CONVOLVE_TAPS[op], a.dtype)
+    return a, mask
 
 
-def convolve2d_shape(n: int) -> tuple[int, int]:
-    """The image shape ``convolve2d`` makes of ``n`` elements: ``isqrt(n)`` rows, as many
-    columns as fit."""
+@functools.lru_cache(maxsize=None)
+def convolve_mask(op: str, dtype: np.dtype) -> np.ndarray:
+    """The mask of a convolution op (made once per dtype, so calls do not pay for it)."""
+    shape = CONVOLVE2D_SHAPE if op == "convolve2d" else (CONVOLVE_TAPS[op],)
+    mask = random_array(np.random.default_rng(7), math.prod(shape), dtype).reshape(shape)
+    mask.flags.writeable = False
+    return mask
+
+
+def op_input(op: str, a: np.ndarray) -> np.ndarray:
+    """The array every library's function of ``op`` takes: a convolution's image (its mask is
+    part of the function), else ``a`` itself."""
+    return convolve_problem(op, a)[0] if op in CONVOLVE_OPS else a
+
+
+def square_shape(n: int) -> tuple[int, int]:
+    """The 2-D shape made of ``n`` elements (the ``convolve2d`` image, the latency transposes):
+    ``isqrt(n)`` rows, as many columns as fit."""
     rows = max(1, math.isqrt(n))
     return rows, n // rows
 
@@ -399,12 +417,14 @@ class Library:
         """
         return None
 
-    def e2e_function(self, op: str, axes=None) -> Callable[[np.ndarray], object] | None:
-        """Return ``f(a)`` computing ``op`` from a NumPy array, or None if not applicable."""
+    def e2e_function(self, op: str, a: np.ndarray, axes=None) -> Callable[[np.ndarray], object] | None:
+        """Return ``f(x)`` computing ``op`` (on the input ``a``) from the NumPy array
+        ``x = op_input(op, a)``, or None if not applicable."""
         return None
 
-    def device_call(self, op: str) -> DeviceCall | None:
-        """Return how to run ``op`` on device-resident data, or None if not applicable."""
+    def device_call(self, op: str, a: np.ndarray, axes=None) -> DeviceCall | None:
+        """Return how to run ``op`` on a device-resident copy of ``op_input(op, a)``, or None if
+        not applicable."""
         return None
 
 
@@ -441,19 +461,27 @@ class Gpuprims(Library):
 
         return time_kernel
 
-    def e2e_function(self, op: str, axes=None) -> Callable[[np.ndarray], object]:
+    @staticmethod
+    def _function(op: str, a: np.ndarray, axes, device: str | None) -> Callable[[object], object]:
+        """``f(x)``: the public call of ``op`` on ``x``, host or device data.  Convolution masks
+        are NumPy arrays: gpuprims reads masks from the host."""
         if op in COPY_OPS:
-            return lambda a: gpuprims.transpose(a, axes, device=self.device)
+            return lambda x: gpuprims.transpose(x, axes, device=device)
         if op in CONVOLVE_OPS:
             function = gpuprims.convolve2d if op == "convolve2d" else gpuprims.convolve
-            return lambda a: function(*convolve_problem(op, a), "same", device=self.device)
+            mask = convolve_mask(op, a.dtype)
+            return lambda x: function(x, mask, "same", device=device)
         function = getattr(gpuprims, op)
-        return lambda a: function(a, device=self.device)
+        return lambda x: function(x, device=device)
 
-    def device_call(self, op: str) -> DeviceCall | None:
+    def e2e_function(self, op: str, a: np.ndarray, axes=None) -> Callable[[np.ndarray], object]:
+        return self._function(op, a, axes, self.device)
+
+    def device_call(self, op: str, a: np.ndarray, axes=None) -> DeviceCall | None:
         if self.device == "cpu":
             return None
-        return DeviceCall(lambda a: gpuprims.to_device(a, self.device), getattr(gpuprims, op),
+        return DeviceCall(lambda x: gpuprims.to_device(x, self.device),
+                          self._function(op, a, axes, None),  # device arrays pick their device
                           lambda: gpuprims.synchronize(self.device))
 
 
@@ -467,11 +495,12 @@ class Numpy(Library):
         "mean": np.mean, "prefix_sum": np.cumsum,
     }
 
-    def e2e_function(self, op: str, axes=None) -> Callable[[np.ndarray], object] | None:
+    def e2e_function(self, op: str, a: np.ndarray, axes=None) -> Callable[[np.ndarray], object] | None:
         if op in COPY_OPS:
-            return lambda a: np.ascontiguousarray(np.transpose(a, axes))
+            return lambda x: np.ascontiguousarray(np.transpose(x, axes))
         if op in CONVOLVE_TAPS:
-            return lambda a: np.convolve(*convolve_problem(op, a), "same")
+            mask = convolve_mask(op, a.dtype)
+            return lambda x: np.convolve(x, mask, "same")
         return self.functions.get(op)
 
 
@@ -484,10 +513,11 @@ class Scipy(Library):
         self.signal = module
         self.version = importlib.import_module("scipy").__version__
 
-    def e2e_function(self, op: str, axes=None) -> Callable[[np.ndarray], object] | None:
+    def e2e_function(self, op: str, a: np.ndarray, axes=None) -> Callable[[np.ndarray], object] | None:
         if op != "convolve2d":
             return None
-        return lambda a: self.signal.convolve2d(*convolve_problem(op, a), "same")
+        mask = convolve_mask(op, a.dtype)
+        return lambda x: self.signal.convolve2d(x, mask, "same")
 
 
 class Cupy(Library):
@@ -501,17 +531,16 @@ class Cupy(Library):
         self.index = index
         self.version = module.__version__
 
-    def _function(self, op: str, a: np.ndarray | None, axes=None):
-        """``f(x)`` computing ``op`` on the device copy ``x`` of ``a`` (None: not offered)."""
+    def _function(self, op: str, a: np.ndarray, axes=None):
+        """``f(x)`` computing ``op`` on the device copy ``x`` of ``op_input(op, a)``."""
         cupy = self.cupy
         if op in COPY_OPS:
             return lambda x: cupy.ascontiguousarray(cupy.transpose(x, axes))
         if op in CONVOLVE_OPS:
-            image, mask = convolve_problem(op, a)
-            mask = cupy.asarray(mask)
+            mask = cupy.asarray(convolve_mask(op, a.dtype))
             if op == "convolve2d":
                 import cupyx.scipy.signal
-                return lambda x: cupyx.scipy.signal.convolve2d(x.reshape(image.shape), mask, "same")
+                return lambda x: cupyx.scipy.signal.convolve2d(x, mask, "same")
             return lambda x: cupy.convolve(x, mask, "same")
         return getattr(cupy, "cumsum" if op == "prefix_sum" else op)
 
@@ -521,7 +550,7 @@ class Cupy(Library):
         def time_kernel(a: np.ndarray, repeats: int) -> np.ndarray:
             with cupy.cuda.Device(self.index):
                 try:
-                    function, x = self._function(op, a, axes), cupy.asarray(a)
+                    function, x = self._function(op, a, axes), cupy.asarray(op_input(op, a))
                     return time_with_events(
                         lambda: function(x), repeats, cupy.cuda.Event,
                         cupy.cuda.get_elapsed_time,
@@ -532,19 +561,19 @@ class Cupy(Library):
 
         return time_kernel if self.offers(op) else None
 
-    def device_call(self, op: str) -> DeviceCall | None:
+    def device_call(self, op: str, a: np.ndarray, axes=None) -> DeviceCall | None:
         cupy = self.cupy
         if not self.offers(op):
             return None
-        return DeviceCall(lambda a: cupy.asarray(a), self._function(op, None),
+        return DeviceCall(cupy.asarray, self._function(op, a, axes),
                           lambda: cupy.cuda.get_current_stream().synchronize())
 
-    def e2e_function(self, op: str, axes=None) -> Callable[[np.ndarray], object] | None:
+    def e2e_function(self, op: str, a: np.ndarray, axes=None) -> Callable[[np.ndarray], object] | None:
         cupy = self.cupy
 
-        def run(a: np.ndarray):
+        def run(x: np.ndarray):  # the mask's upload is part of the call, as for gpuprims
             with cupy.cuda.Device(self.index):
-                return self._function(op, a, axes)(cupy.asarray(a)).get()  # .get() blocks until done
+                return self._function(op, a, axes)(cupy.asarray(x)).get()  # .get() blocks until done
 
         return run if self.offers(op) else None
 
@@ -558,12 +587,11 @@ class CupyxNdimage(Cupy):
 
     name = "cupyx.ndimage"
 
-    def _function(self, op: str, a: np.ndarray | None, axes=None):
+    def _function(self, op: str, a: np.ndarray, axes=None):
         import cupyx.scipy.ndimage as ndimage
-        image, mask = convolve_problem(op, a)
-        mask = self.cupy.asarray(mask)
+        mask = self.cupy.asarray(convolve_mask(op, a.dtype))
         if op == "convolve2d":
-            return lambda x: ndimage.convolve(x.reshape(image.shape), mask, mode="constant")
+            return lambda x: ndimage.convolve(x, mask, mode="constant")
         return lambda x: ndimage.convolve1d(x, mask, mode="constant")
 
     def offers(self, op: str) -> bool:
@@ -581,17 +609,18 @@ class Torch(Library):
         self.device = module.device("cuda", index)
         self.version = module.__version__
 
-    def _function(self, op: str, a: np.ndarray | None, axes=None):
+    def _function(self, op: str, a: np.ndarray, axes=None):
+        """``f(x)`` computing ``op`` on the device copy ``x`` of ``op_input(op, a)``."""
         torch = self.torch
         if op in COPY_OPS:
             return lambda x: x.permute(*(axes or range(x.ndim - 1, -1, -1))).contiguous()
         if op in CONVOLVE_OPS:  # torch's convolutions correlate: flip the mask
-            image, mask = convolve_problem(op, a)
+            mask = convolve_mask(op, a.dtype)
             weight = torch.from_numpy(np.ascontiguousarray(np.flip(mask))).to(self.device)
             if op == "convolve2d":
                 weight = weight.view(1, 1, *mask.shape)
                 return lambda x: torch.nn.functional.conv2d(
-                    x.view(1, 1, *image.shape), weight, padding=tuple(s // 2 for s in mask.shape))
+                    x.view(1, 1, *x.shape), weight, padding=tuple(s // 2 for s in mask.shape))
             weight = weight.view(1, 1, -1)
             return lambda x: torch.nn.functional.conv1d(x.view(1, 1, -1), weight,
                                                         padding=mask.size // 2)
@@ -607,7 +636,8 @@ class Torch(Library):
         def time_kernel(a: np.ndarray, repeats: int) -> np.ndarray:
             with torch.cuda.device(self.device):
                 try:
-                    function, x = self._function(op, a, axes), torch.from_numpy(a).to(self.device)
+                    function = self._function(op, a, axes)
+                    x = torch.from_numpy(op_input(op, a)).to(self.device)
                     return time_with_events(
                         lambda: function(x), repeats,
                         lambda: torch.cuda.Event(enable_timing=True),
@@ -619,14 +649,14 @@ class Torch(Library):
 
         return time_kernel
 
-    def device_call(self, op: str) -> DeviceCall:
+    def device_call(self, op: str, a: np.ndarray, axes=None) -> DeviceCall:
         torch = self.torch
-        return DeviceCall(lambda a: torch.from_numpy(a).to(self.device), self._function(op, None),
+        return DeviceCall(lambda x: torch.from_numpy(x).to(self.device), self._function(op, a, axes),
                           lambda: torch.cuda.synchronize(self.device))
 
-    def e2e_function(self, op: str, axes=None) -> Callable[[np.ndarray], object]:
+    def e2e_function(self, op: str, a: np.ndarray, axes=None) -> Callable[[np.ndarray], object]:
         torch = self.torch
-        return lambda a: self._function(op, a, axes)(torch.from_numpy(a).to(self.device)).cpu()
+        return lambda x: self._function(op, a, axes)(torch.from_numpy(x).to(self.device)).cpu()
 
 
 def time_with_events(run: Callable[[], object], repeats: int, new_event, elapsed_ms) -> np.ndarray:
@@ -767,7 +797,7 @@ def bytes_moved(op: str, n: int, dtype: np.dtype) -> int:
     read their input and write as much ('same' mode).
     """
     if op in CONVOLVE_OPS:
-        return 2 * (math.prod(convolve2d_shape(n)) if op == "convolve2d" else n) * dtype.itemsize
+        return 2 * (math.prod(square_shape(n)) if op == "convolve2d" else n) * dtype.itemsize
     nbytes = n * dtype.itemsize
     if op in COPY_OPS:
         return 2 * nbytes
@@ -839,11 +869,22 @@ class Benchmark:
                     emit(row)
                 del a
         if self.device_rows:
-            for op in (op for op in ops if op in DEVICE_OPS):
+            for op in ops:
                 for n in LATENCY_SIZES:
-                    for row in self._device_rows(op, random_array(self.rng, n, self.dtype), None, LATENCY):
+                    a, labels = self._latency_input(op, n)
+                    for row in self._device_rows(op, a, None, labels, None, LATENCY):
                         self.rows.append(row)
                         emit(row)
+
+    def _latency_input(self, op: str, n: int) -> tuple[np.ndarray, dict]:
+        """``(a, row labels)`` of a latency measurement: ``n`` random elements, as a square-ish
+        matrix for transpose (a 1-D transpose is a plain copy)."""
+        a = random_array(self.rng, n, self.dtype)
+        if op not in COPY_OPS:
+            return a, {}
+        case = TransposeCase(square_shape(n))
+        a = a[: math.prod(case.shape)].reshape(case.shape)
+        return a, {"case": case.label(a.dtype), "dtype": a.dtype.name}
 
     def _transpose_cases(self) -> list[TransposeCase]:
         """:data:`TRANSPOSE_CASES` with their dtypes filled in, without repeats."""
@@ -856,9 +897,9 @@ class Benchmark:
         axes = None if case is None else case.axes
         labels = {} if case is None else {"case": case.label(a.dtype), "dtype": a.dtype.name}
         rows = self._kernel_rows(op, a, axes, labels) if self.kernel else []
-        if self.device_rows and op in DEVICE_OPS:
+        if self.device_rows:
             memcpy = [row.gbps for row in rows if row.library == MEMCPY]
-            rows += self._device_rows(op, a, memcpy[0] if memcpy else None)
+            rows += self._device_rows(op, a, axes, labels, memcpy[0] if memcpy else None)
         if self.e2e:
             rows += self._e2e_rows(op, a, axes, labels)
         return rows
@@ -885,50 +926,51 @@ class Benchmark:
                 rows.append(Row(op, n, library.name, KERNEL, ms, rate, ratio, **labels))
         return rows
 
-    def _device_rows(self, op: str, a: np.ndarray, memcpy_gbps: float | None,
+    def _device_rows(self, op: str, a: np.ndarray, axes, labels: dict, memcpy_gbps: float | None,
                      mode: str = DEVICE) -> list[Row]:
-        """Time the public ``op`` call on device-resident copies of ``a``: bursts of calls to
-        completion (``DEVICE``) or the host time of single calls (``LATENCY``)."""
-        n, nbytes = a.size, bytes_moved(op, a.size, a.dtype)
+        """Time the public ``op`` call on device-resident copies of ``op_input(op, a)``: bursts
+        of calls to completion (``DEVICE``) or the host time of single calls (``LATENCY``)."""
+        n, nbytes, x = a.size, bytes_moved(op, a.size, a.dtype), op_input(op, a)
         rows = []
         for library in self.libraries:
-            device_call = library.device_call(op)
+            device_call = library.device_call(op, a, axes)
             if device_call is None:
                 continue
             if mode == DEVICE:
-                measure = lambda: time_burst(device_call, device_call.put(a), self.repeats)  # noqa: E731
+                measure = lambda: time_burst(device_call, device_call.put(x), self.repeats)  # noqa: E731
             else:
-                measure = lambda: time_call_latency(device_call, device_call.put(a))  # noqa: E731
+                measure = lambda: time_call_latency(device_call, device_call.put(x))  # noqa: E731
             ms = self._timed(library.name, op, n, library.skipped_errors, measure)
             if ms is not None:
                 rate = gbps(nbytes, ms)
                 ratio = None if memcpy_gbps is None else rate / memcpy_gbps
-                rows.append(Row(op, n, library.name, mode, ms, rate, ratio))
+                rows.append(Row(op, n, library.name, mode, ms, rate, ratio, **labels))
         return rows
 
     def _e2e_rows(self, op: str, a: np.ndarray, axes, labels: dict) -> list[Row]:
         """Time ``op`` end to end from the NumPy array ``a``."""
-        n, nbytes = a.size, bytes_moved(op, a.size, a.dtype)
+        n, nbytes, x = a.size, bytes_moved(op, a.size, a.dtype), op_input(op, a)
         repeats = e2e_repeats(self.repeats, a.nbytes)
         rows = []
         for library in self.libraries:
-            function = library.e2e_function(op, axes)
+            function = library.e2e_function(op, a, axes)
             if function is None:
                 continue
             ms = self._timed(library.name, op, n, library.skipped_errors,
-                             lambda: time_wall(function, a, repeats))
+                             lambda: time_wall(function, x, repeats))
             if ms is not None:
                 rows.append(Row(op, n, library.name, E2E, ms, gbps(nbytes, ms), None, **labels))
         return rows
 
     def crossovers(self) -> list[str]:
-        """For each op with end-to-end rows: the smallest measured size from which gpuprims beats
-        the host library (SciPy where it has rows, else NumPy) at every larger measured size."""
+        """For each op with end-to-end rows over sizes (not transpose's fixed cases): the smallest
+        measured size from which gpuprims beats the host library (SciPy for ``convolve2d``, else
+        NumPy) at every larger measured size."""
         lines = []
-        for op in dict.fromkeys(row.op for row in self.rows):
+        for op in dict.fromkeys(row.op for row in self.rows if row.op not in COPY_OPS):
             times = {(row.library, row.n): row.time_ms for row in self.rows
                      if row.op == op and row.mode == E2E}
-            host = "scipy" if any(library == "scipy" for library, _ in times) else "numpy"
+            host = "scipy" if op == "convolve2d" else "numpy"
             sizes = sorted(n for library, n in times if library == "gpuprims" and (host, n) in times)
             crossover = None
             for n in reversed(sizes):
@@ -936,6 +978,8 @@ class Benchmark:
                     break
                 crossover = n
             if not sizes:
+                if any(library == "gpuprims" for library, _ in times):
+                    lines.append(f"{op}: no end-to-end crossover ({host} has no rows to compare with)")
                 continue
             measured = ", ".join(format_size(n) for n in sizes)
             lines.append(f"{op}: gpuprims end to end beats {host} from {format_size(crossover)} up"

@@ -437,3 +437,261 @@ def test_concurrent_calls_with_different_masks(device, signal):
     for (a, v, image, mask), (line, plane) in zip(jobs, results):
         np.testing.assert_array_equal(line, np.convolve(a, v, "same"))
         np.testing.assert_array_equal(plane, signal.correlate2d(image, mask, "full", "symm"))
+
+
+# ----------------------------------------------------------------------------------------------
+# device in, device out
+# ----------------------------------------------------------------------------------------------
+
+cuda = pytest.mark.skipif(not gpuprims.cuda_available(), reason="CUDA not available")
+# which operands are device-resident: both, only the first (signal/image), only the second
+PLACEMENTS = ["both", "first", "second"]
+
+
+def place(placement, x, y):
+    """(x, y) with the operands `placement` names copied to the GPU."""
+    return (gpuprims.to_device(x) if placement in ("both", "first") else x,
+            gpuprims.to_device(y) if placement in ("both", "second") else y)
+
+
+def on_device(result, what=""):
+    """A device result copied back, after checking it is a new C-contiguous DeviceArray on GPU 0."""
+    assert isinstance(result, gpuprims.DeviceArray), f"{what}: got {type(result)!r}, not a DeviceArray"
+    assert result.device == "cuda:0" and result.is_c_contiguous, what
+    return result.get()
+
+
+def device_view_of(host, key):
+    """(DeviceArray, NumPy view): host[key] of a device copy of the C-contiguous `host`, as a
+    strided DeviceArray view (negative steps, transposes) without a copy."""
+    d = gpuprims.to_device(host)
+    view = host[key] if key is not None else host.T
+    offset = view.__array_interface__["data"][0] - host.__array_interface__["data"][0]
+    return gpuprims.DeviceArray(d, d.ptr + offset, view.shape, d.dtype, view.strides, 0), view
+
+
+# (n, m): swaps (m > n), one-long operands, around the row tile and the tap chunk.
+DEVICE_SIZES_1D = [(1, 1), (7, 3), (7, 4), (3, 7), (4, 7), (2305, 9), (9, 2305), (2304, 2305),
+                   (4611, 1100)]
+
+
+@cuda
+@pytest.mark.parametrize("placement", PLACEMENTS)
+@pytest.mark.parametrize("n,m", DEVICE_SIZES_1D, ids=[f"{n}x{m}" for n, m in DEVICE_SIZES_1D])
+@pytest.mark.parametrize("dtype", ["float32", "int16"])
+@pytest.mark.parametrize("name", FUNCS_1D)
+def test_device_1d_modes(rng, name, dtype, n, m, placement):
+    a, v = data(rng, dtype, n), data(rng, dtype, m)
+    da, dv = place(placement, a, v)
+    for mode in MODES:
+        got = getattr(gpuprims, name)(da, dv, mode)
+        check_1d(name, a, v, on_device(got, f"{name} {mode}"), mode)
+
+
+@cuda
+@pytest.mark.parametrize("dtype_v", ALL_DTYPES)
+@pytest.mark.parametrize("dtype_a", ALL_DTYPES)
+@pytest.mark.parametrize("name", FUNCS_1D)
+def test_device_1d_dtypes(rng, name, dtype_a, dtype_v):
+    """NumPy's promotion (int x int wraps, int x float is float64, bool, float16), the signal
+    converted on the device; the taps once on the device, once on the host."""
+    a, v = data(rng, dtype_a, 301), data(rng, dtype_v, 6)
+    da = gpuprims.to_device(a)
+    for mode, taps in zip(MODES, (v, gpuprims.to_device(v), v)):
+        check_1d(name, a, v, on_device(getattr(gpuprims, name)(da, taps, mode)), mode)
+        check_1d(name, v, a, on_device(getattr(gpuprims, name)(taps, da, mode)), mode)  # swapped
+
+
+@cuda
+@pytest.mark.parametrize("placement", PLACEMENTS)
+@pytest.mark.parametrize("shapes", SHAPES_2D, ids=[f"{s}-{k}".replace(" ", "") for s, k in SHAPES_2D])
+@pytest.mark.parametrize("name", FUNCS_2D)
+def test_device_2d_modes_boundaries_shapes(rng, signal, name, shapes, placement):
+    image, mask = data(rng, "float64", shapes[0]), data(rng, "float64", shapes[1])
+    d_image, d_mask = place(placement, image, mask)
+    for mode in MODES:
+        for boundary in BOUNDARIES:
+            try:
+                getattr(signal, name)(image, mask, mode, boundary)
+            except ValueError:  # 'valid' with neither input the larger
+                same_error(lambda: getattr(signal, name)(image, mask, mode, boundary),
+                           lambda: getattr(gpuprims, name)(d_image, d_mask, mode, boundary))
+                continue
+            got = getattr(gpuprims, name)(d_image, d_mask, mode, boundary, 1.5)
+            check_2d(signal, name, image, mask, on_device(got, f"{name} {mode} {boundary}"), mode,
+                     boundary, 1.5)
+
+
+@cuda
+@pytest.mark.parametrize("dtype_k", SCIPY_DTYPES)
+@pytest.mark.parametrize("dtype_i", SCIPY_DTYPES)
+@pytest.mark.parametrize("name", FUNCS_2D)
+def test_device_2d_dtypes(rng, signal, name, dtype_i, dtype_k):
+    image, mask = data(rng, dtype_i, (33, 37)), data(rng, dtype_k, (3, 4))
+    d_image = gpuprims.to_device(image)
+    for mode, boundary, kernel in zip(MODES, BOUNDARIES, (mask, gpuprims.to_device(mask), mask)):
+        got = getattr(gpuprims, name)(d_image, kernel, mode, boundary, 3)
+        check_2d(signal, name, image, mask, on_device(got), mode, boundary, 3)
+
+
+@cuda
+def test_device_valid_swap_reverses_on_device(rng, signal):
+    """'valid' with the second operand the larger: SciPy swaps (and correlate2d reverses), NumPy
+    swaps (and correlate reverses); every placement of the operands gives the same values."""
+    image, mask = data(rng, "int32", (9, 40)), data(rng, "int32", (30, 200))
+    a, v = data(rng, "float32", 50), data(rng, "float32", 777)
+    for placement in PLACEMENTS:
+        for name in FUNCS_2D:
+            got = on_device(getattr(gpuprims, name)(*place(placement, image, mask), "valid"))
+            assert_exact(got, getattr(signal, name)(image, mask, "valid"), f"{name} {placement}")
+        for name in FUNCS_1D:
+            for mode in MODES:
+                check_1d(name, a, v, on_device(getattr(gpuprims, name)(*place(placement, a, v), mode)),
+                         mode)
+
+
+@cuda
+def test_device_views_and_layouts(rng, signal):
+    """Strided, reversed, offset and transposed device views, as DeviceArrays."""
+    base = data(rng, "float64", 4001)
+    taps = data(rng, "float32", 12)
+    for key in (slice(None, None, -1), slice(None, None, 3), slice(5, None, -2), slice(1, None)):
+        d, view = device_view_of(base, key)
+        dt, tview = device_view_of(taps, key)
+        for mode in MODES:
+            check_1d("convolve", view, taps, on_device(gpuprims.convolve(d, taps, mode)), mode)
+            check_1d("correlate", view, tview, on_device(gpuprims.correlate(d, dt, mode)), mode)
+            check_1d("correlate", tview, view, on_device(gpuprims.correlate(dt, d, mode)), mode)
+    image, mask = data(rng, "float32", (70, 90)), data(rng, "float64", (3, 5))
+    for key in (None, (slice(None, None, -1), slice(None, None, 2)), (slice(3, None), slice(None, 1, -3))):
+        d, view = device_view_of(image, key)
+        for name in FUNCS_2D:
+            for boundary in BOUNDARIES:
+                got = on_device(getattr(gpuprims, name)(d, mask[::-1], "same", boundary))
+                check_2d(signal, name, view, mask[::-1], got, "same", boundary)
+
+
+@cuda
+def test_device_wraps_bool_and_half(rng):
+    a = gpuprims.to_device(np.array([100, 100, 100], np.int8))
+    got = on_device(gpuprims.convolve(a, np.array([2, 2], np.int8)))
+    assert got.dtype == np.int8 and np.array_equal(got, np.convolve(a.get(), np.array([2, 2], np.int8)))
+    b = np.array([0, 0, 1, 0, 1], bool)
+    for v in (np.array([0, 1], bool), np.array([1, 1, 1], bool)):
+        for mode in MODES:
+            got = on_device(gpuprims.correlate(gpuprims.to_device(b), v, mode))
+            assert got.dtype == bool and np.array_equal(got, np.correlate(b, v, mode))
+    h, w = data(rng, "float16", 1000), data(rng, "int8", 5)
+    check_1d("convolve", h, w, on_device(gpuprims.convolve(gpuprims.to_device(h), w, "same")), "same")
+
+
+@cuda
+def test_device_argument_and_placement():
+    d = gpuprims.to_device(np.arange(10.0))
+    assert np.array_equal(on_device(gpuprims.convolve(d, [1.0, 2.0], device="cuda:0")),
+                          np.convolve(np.arange(10.0), [1.0, 2.0]))
+    image = gpuprims.to_device(np.arange(12.0).reshape(3, 4))
+    for call in (lambda: gpuprims.convolve(d, [1.0, 2.0], device="cpu"),
+                 lambda: gpuprims.correlate([1.0, 2.0], d, device="cpu"),
+                 lambda: gpuprims.convolve2d(image, np.ones((2, 2)), device="cpu"),
+                 lambda: gpuprims.correlate2d(np.ones((2, 2)), image, device="cpu")):
+        with pytest.raises(ValueError, match="lives on cuda:0"):
+            call()
+    # host operands with device= still give host results
+    got = gpuprims.convolve(np.arange(10.0), [1.0, 2.0], device="cuda")
+    assert type(got) is np.ndarray
+
+
+@cuda
+def test_device_inputs_on_two_gpus():
+    if len(gpuprims.device_info()["devices"]) < 2:
+        pytest.skip("needs two GPUs")
+    a = gpuprims.to_device(np.arange(10.0), "cuda:0")
+    v = gpuprims.to_device(np.ones(3), "cuda:1")
+    with pytest.raises(ValueError, match="cuda:0 and cuda:1"):
+        gpuprims.convolve(a, v)
+    got = gpuprims.convolve(gpuprims.to_device(np.arange(10.0), "cuda:1"), [1.0, 1.0])
+    assert got.device == "cuda:1" and np.array_equal(got.get(), np.convolve(np.arange(10.0), [1.0, 1.0]))
+
+
+@cuda
+def test_device_bad_inputs(signal):
+    """Empty, wrong-ndim and SciPy-refused device operands raise as their host copies do."""
+    good = np.arange(4.0)
+    for name in FUNCS_1D:
+        for a, v in [(np.zeros(0), good), (good, np.zeros(0)), (np.ones((2, 2)), good),
+                     (good, np.ones((2, 1)))]:
+            same_error(lambda: getattr(np, name)(a, v),
+                       lambda: getattr(gpuprims, name)(gpuprims.to_device(a), gpuprims.to_device(v)))
+            same_error(lambda: getattr(np, name)(a, v),
+                       lambda: getattr(gpuprims, name)(gpuprims.to_device(a), v))
+    with pytest.raises(ValueError, match="1-D"):
+        gpuprims.correlate(gpuprims.to_device(np.float64(3)), good)  # numpy.correlate takes no scalars
+    assert np.array_equal(on_device(gpuprims.convolve(gpuprims.to_device(np.float64(3)), good)),
+                          np.convolve(3.0, good))
+    image, mask = np.arange(12.0).reshape(3, 4), np.ones((2, 2))
+    for name in FUNCS_2D:
+        for args, kwargs in [((image.ravel(), mask), {}), ((image, np.ones((4, 3))), {"mode": "valid"}),
+                             ((image > 3, mask > 0), {}), ((image, mask), {"boundary": "reflect"}),
+                             ((image.astype(np.float16), mask.astype(np.float16)), {}),
+                             ((image, mask), {"fillvalue": [1, 2]})]:
+            same_error(lambda: getattr(signal, name)(*args, **kwargs),
+                       lambda: getattr(gpuprims, name)(*map(gpuprims.to_device, args), **kwargs))
+        for args in ((np.zeros((0, 3)), mask), (image, np.zeros((2, 0)))):
+            with pytest.raises(ValueError, match="empty"):
+                getattr(gpuprims, name)(*map(gpuprims.to_device, args))
+
+
+@cuda
+def test_device_calls_do_not_leak(rng):
+    import gc
+    a, v = gpuprims.to_device(data(rng, "float32", 5000)), gpuprims.to_device(data(rng, "int8", 9))
+    image = gpuprims.to_device(data(rng, "int16", (40, 50)))
+    gpuprims.convolve(a, v)
+    gc.collect()
+    start = gpuprims.memory_info()["in_use"]
+    for _ in range(300):
+        gpuprims.convolve(a, v, "same")
+        gpuprims.correlate(v, a, "full")  # swapped: reversed on the device
+        gpuprims.convolve2d(image, v.reshape(3, 3), "same", "wrap")
+        gpuprims.correlate2d(v.reshape(3, 3), image, "valid")
+    gc.collect()
+    assert gpuprims.memory_info()["in_use"] == start
+
+
+@cuda
+@pytest.mark.parametrize("dtype", ["int8", "uint16", "int64", "float32", "float64"])
+def test_device_cupy_inputs(rng, signal, dtype):
+    cp = pytest.importorskip("cupy")
+    a, v = data(rng, dtype, 3001), data(rng, dtype, 17)
+    x = cp.asarray(a)
+    for xv, av in ((x, a), (x[::-1], a[::-1]), (x[5::3], a[5::3])):
+        for name in FUNCS_1D:
+            got = getattr(gpuprims, name)(xv, cp.asarray(v), "same")
+            check_1d(name, av, v, on_device(got), "same")
+            assert np.array_equal(cp.asnumpy(cp.asarray(got)), got.get())  # CuPy reads the result
+    image, mask = data(rng, dtype, (61, 47)), data(rng, dtype, (4, 3))
+    y = cp.asarray(image)
+    for yv, iv in ((y, image), (y.T, image.T), (y[::-2, 1:], image[::-2, 1:])):
+        for name in FUNCS_2D:
+            got = getattr(gpuprims, name)(yv, mask, "same", "symm")
+            check_2d(signal, name, iv, mask, on_device(got), "same", "symm")
+
+
+@cuda
+@pytest.mark.parametrize("dtype", ["int16", "int32", "float32", "float64"])
+def test_device_torch_inputs(rng, signal, dtype):
+    torch = pytest.importorskip("torch")
+    a, v = data(rng, dtype, 3001), data(rng, dtype, 17)
+    t = torch.from_numpy(a).cuda()
+    for tv, av in ((t, a), (t[3::2], a[3::2])):
+        for name in FUNCS_1D:
+            got = getattr(gpuprims, name)(tv, torch.from_numpy(v).cuda(), "full")
+            check_1d(name, av, v, on_device(got), "full")
+    image, mask = data(rng, dtype, (61, 47)), data(rng, dtype, (4, 3))
+    timage = torch.from_numpy(image).cuda()
+    for tv, iv in ((timage, image), (timage.T, image.T)):
+        for name in FUNCS_2D:
+            got = getattr(gpuprims, name)(tv, mask, "full", "wrap")
+            check_2d(signal, name, iv, mask, on_device(got), "full", "wrap")
+            assert np.array_equal(torch.from_dlpack(got).cpu().numpy(), got.get())
