@@ -58,6 +58,10 @@ struct TileTuning {
     static constexpr int strips = 2;   // columns per thread, threads_x apart (conflict-free reads)
     static constexpr int tile_rows = threads_y * items_y, tile_cols = threads_x * strips;
     static constexpr int max_chunk = 32;  // mask rows and columns staged at once (RuntimeShape)
+    // Blocks per SM the register allocation must allow: 4 (64 registers) where that does not
+    // spill, fewer for wide accumulators and the larger unrolled masks.
+    template <class T, int MaskCols>
+    static constexpr int min_blocks = sizeof(T) == 8 ? 2 : MaskCols <= 5 ? 4 : 3;
 };
 
 // The accumulator of each storage type: float16 sums in float, as NumPy's half dot does; integers
@@ -103,16 +107,21 @@ __host__ __device__ constexpr int64_t round_up(int64_t a, int64_t b) { return ce
 // Stages image rows [row0, row0 + nrows) x columns [col0, col0 + ncols), read with the boundary
 // rule (either range may reach past the image), into dst: element (r, c) at dst[r*stride + lead + c].
 // Returns lead, the offset that puts the source rows' 16-byte boundaries on dst's.  Rows go to
-// threadIdx.y, columns to threadIdx.x.  When the columns lie inside the image and all source
-// rows share one alignment, rows move as asynchronous aligned 16-byte copies (cp.async; a few
-// extra elements either side, never read) that the caller waits for with __pipeline_wait_prior;
-// elsewhere elements are copied directly.  dst must be 16-byte aligned and stride a multiple of
-// the vector size.  Every thread of the block calls it with the same arguments.
+// threadIdx.y, columns to threadIdx.x, and every copy from inside the image is asynchronous
+// (cp.async), waited for by the caller with __pipeline_wait_prior.  When all source rows share one
+// alignment, rows move as aligned 16-byte vectors (a few extra elements either side, never read),
+// and only the vectors that reach past the image go element by element; otherwise each element is
+// copied on its own.  dst must be 16-byte aligned and stride a multiple of the vector size.  Every
+// thread of the block calls it with the same arguments.
 template <class T>
 __device__ int stage_tile(const CorrelateArgs<T> &a, int64_t row0, int nrows, int64_t col0, int ncols,
                           int stride, T *dst)
 {
     using Vec = Vec16<T>;
+    const auto element = [&](int64_t source_row, int64_t col) {  // the boundary rule, one element
+        const int64_t source_col = gp_boundary_index(col, a.cols, a.boundary);
+        return source_row < 0 || source_col < 0 ? a.fill : a.in[source_row * a.cols + source_col];
+    };
     const bool same_alignment = nrows == 1 || a.cols * sizeof(T) % 16 == 0;
     const int64_t first_row = nrows == 1 ? gp_boundary_index(row0, a.rows, a.boundary) : 0;
     const uintptr_t first_element =
@@ -121,28 +130,30 @@ __device__ int stage_tile(const CorrelateArgs<T> &a, int64_t row0, int nrows, in
     const int64_t first = col0 - lead;  // first column of the aligned source range
     const int vectors = static_cast<int>(ceil_div(lead + ncols, Vec::size));  // per row
 
-    if (same_alignment && first >= 0 && first + static_cast<int64_t>(vectors) * Vec::size <= a.cols) {
-        for (int r = threadIdx.y; r < nrows; r += blockDim.y) {
-            const int64_t source = gp_boundary_index(row0 + r, a.rows, a.boundary);
-            Vec *to = reinterpret_cast<Vec *>(dst + r * stride);
-            if (source < 0) {
-                Vec fill;
-                for (int j = 0; j < Vec::size; ++j) fill.v[j] = a.fill;
-                for (int v = threadIdx.x; v < vectors; v += blockDim.x) to[v] = fill;
-                continue;
+    for (int r = threadIdx.y; r < nrows; r += blockDim.y) {
+        const int64_t source = gp_boundary_index(row0 + r, a.rows, a.boundary);
+        const T *from = a.in + (source < 0 ? 0 : source) * a.cols;
+        T *to = dst + r * stride;
+        if (same_alignment) {
+            for (int v = threadIdx.x; v < vectors; v += blockDim.x) {
+                const int64_t col = first + static_cast<int64_t>(v) * Vec::size;
+                if (source >= 0 && col >= 0 && col + Vec::size <= a.cols) {
+                    __pipeline_memcpy_async(to + v * Vec::size, from + col, sizeof(Vec));
+                } else {
+                    for (int j = 0; j < Vec::size; ++j) to[v * Vec::size + j] = element(source, col + j);
+                }
             }
-            const Vec *from = reinterpret_cast<const Vec *>(a.in + source * a.cols + first);
-            for (int v = threadIdx.x; v < vectors; v += blockDim.x)
-                __pipeline_memcpy_async(to + v, from + v, sizeof(Vec));
+            continue;
         }
-    } else {
-        for (int r = threadIdx.y; r < nrows; r += blockDim.y) {
-            const int64_t source_row = gp_boundary_index(row0 + r, a.rows, a.boundary);
-            T *to = dst + r * stride + lead;
-            for (int c = threadIdx.x; c < ncols; c += blockDim.x) {
-                const int64_t source_col = gp_boundary_index(col0 + c, a.cols, a.boundary);
-                to[c] = source_row < 0 || source_col < 0 ? a.fill : a.in[source_row * a.cols + source_col];
+        for (int c = threadIdx.x; c < ncols; c += blockDim.x) {
+            const int64_t col = col0 + c;
+            if constexpr (sizeof(T) >= 4) {  // cp.async moves 4, 8 or 16 bytes
+                if (source >= 0 && col >= 0 && col < a.cols) {
+                    __pipeline_memcpy_async(to + c, from + col, sizeof(T));
+                    continue;
+                }
             }
+            to[c] = element(source, col);
         }
     }
     return lead;
@@ -354,7 +365,8 @@ __device__ __forceinline__ void accumulate_fixed(const T *x, const Mask &mask,
 }
 
 template <class T, class Mask, class Shape>
-__global__ void __launch_bounds__(TileTuning::threads_x *TileTuning::threads_y)
+__global__ void __launch_bounds__(TileTuning::threads_x *TileTuning::threads_y,
+                                  TileTuning::min_blocks<T, Shape::chunk_cols>)
     correlate_tiles_kernel(const __grid_constant__ CorrelateArgs<T> a, const __grid_constant__ Mask mask,
                            int buffer)
 {
