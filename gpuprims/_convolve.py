@@ -38,7 +38,7 @@ class _Plan:
     """
 
     def __init__(self, image, mask, out_rows, out_cols, offsets, dtype, shape, boundary=_FILL,
-                 fill=None, reverse=False):
+                 fill=None, reverse=False, overlaps_only=False):
         if isinstance(image, DeviceArray):
             self.image = image.contiguous() if image.dtype == dtype else image.astype(dtype)
         else:
@@ -48,6 +48,9 @@ class _Plan:
         self.window = (out_rows, out_cols, offsets[0], offsets[1], boundary)
         self.shape = shape
         self.reverse = reverse
+        # NumPy's 1-D correlation sums only the taps that overlap the signal, where the backends
+        # multiply the taps past its ends by zeros: the same sums unless a tap is inf or NaN.
+        self.fix_edges = overlaps_only and dtype.kind == "f" and not np.isfinite(self.mask).all()
 
     def host_args(self, index):
         """The arguments of ``_core.correlate`` (and ``time_correlate``) for a host image."""
@@ -55,9 +58,15 @@ class _Plan:
 
     def run(self, index, resident):
         """The result on the host, or with `resident` a DeviceArray on GPU `index`."""
-        if not resident:
+        if not resident or self.fix_edges:
+            if isinstance(self.image, DeviceArray):
+                self.image = self.image.get()
             result = _core.correlate(*self.host_args(index)).reshape(self.shape)
-            return np.ascontiguousarray(np.flip(result)) if self.reverse else result
+            if self.fix_edges:
+                self._sum_overlaps_only(result)
+            if self.reverse:
+                result = np.ascontiguousarray(np.flip(result))
+            return to_device(result, _device_name(index)) if resident else result
         image = self.image
         if not isinstance(image, DeviceArray):
             image = to_device(image, _device_name(index))
@@ -65,6 +74,18 @@ class _Plan:
         _core.correlate_resident((image.ptr, image.dtype.num, image.shape[0], image.shape[1], out.ptr),
                                  self.mask, self.fill, *self.window, index)
         return out._flipped() if self.reverse else out
+
+
+    def _sum_overlaps_only(self, result):
+        """Recomputes the outputs whose window reaches past the signal's ends as NumPy does
+        (_pyarray_correlate: a dot product over the overlap only)."""
+        signal, taps, offset = self.image[0], self.mask[0], self.window[3]
+        n, m = signal.size, taps.size
+        edges = set(range(min(-offset, result.size))) | set(range(max(n - m - offset + 1, 0), result.size))
+        with np.errstate(all="ignore"):  # numpy.correlate does not warn about inf - inf either
+            for j in edges:
+                first, last = max(0, -(j + offset)), min(m, n - (j + offset))
+                result[j] = np.dot(taps[first:last], signal[j + offset + first:j + offset + last])
 
 
 def _array(x):
@@ -152,7 +173,8 @@ def _plan_convolve(a, v, mode="full"):
     if v.size > a.size:
         a, v = v, a
     length, offset = _numpy_window(a.size, v.size, mode)
-    return _Plan(a.reshape(1, -1), _host(v)[None, ::-1], 1, length, (0, offset), dtype, (length,))
+    return _Plan(a.reshape(1, -1), _host(v)[None, ::-1], 1, length, (0, offset), dtype, (length,),
+                 overlaps_only=True)
 
 
 def _plan_correlate(a, v, mode="valid"):
@@ -166,7 +188,7 @@ def _plan_correlate(a, v, mode="valid"):
         a, v = v, a
     length, offset = _numpy_window(a.size, v.size, mode)
     return _Plan(a.reshape(1, -1), _host(v)[None, :], 1, length, (0, offset), dtype, (length,),
-                 reverse=swapped)
+                 reverse=swapped, overlaps_only=True)
 
 
 def convolve(a, v, mode="full", *, device=None):

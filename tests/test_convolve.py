@@ -195,6 +195,30 @@ def test_1d_nan_and_inf(device):
                 got[np.isinf(expected)], expected[np.isinf(expected)])
 
 
+@pytest.mark.parametrize("taps", [1, 2, 3, 8, 31, 300])
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_1d_nonfinite_taps(device, rng, dtype, taps):
+    """NumPy sums only the taps that overlap the signal, so an inf or NaN tap past the signal's
+    end must not turn the edge outputs into NaN (inf * 0 would)."""
+    a, v = data(rng, dtype, 257), data(rng, dtype, taps)
+    v[rng.integers(0, taps, 2)] = [np.inf, -np.inf] if taps % 2 else [np.nan, np.inf]
+    for name in FUNCS_1D:
+        for mode in MODES:
+            for first, second in ((a, v), (v, a)):
+                expected = getattr(np, name)(first, second, mode)
+                got = gp(name, first, second, mode, device=device)
+                assert got.dtype == expected.dtype
+                np.testing.assert_array_equal(np.isnan(got), np.isnan(expected), err_msg=f"{name} {mode}")
+                np.testing.assert_array_equal(np.isposinf(got), np.isposinf(expected))
+                finite = np.isfinite(expected)
+                np.testing.assert_allclose(got[finite].astype(np.float64), expected[finite].astype(np.float64),
+                                           rtol=1e-2 if dtype == "float16" else 1e-4, atol=1e-2 * taps)
+                if device == "cuda":  # device in, device out: the same values
+                    resident = getattr(gpuprims, name)(gpuprims.to_device(first), second, mode)
+                    assert isinstance(resident, gpuprims.DeviceArray)
+                    np.testing.assert_array_equal(resident.get(), got)
+
+
 @pytest.mark.parametrize("mode", ["full", "same", "valid", 0, 1, 2, np.int64(1), "f", "Same", "x",
                                   "", 3, -1, None, 1.0, True, [1]],
                          ids=lambda m: repr(m))
