@@ -13,6 +13,7 @@
 #include "copy_layout.h"
 #include "cpu_backend.h"
 #include "device_memory.h"
+#include "pinned_memory.h"
 #ifndef GPUPRIMS_NO_CUDA
 #include "gpuprims_cuda.h"
 #endif
@@ -770,20 +771,25 @@ static PyObject *core_time_correlate(PyObject *self, PyObject *args)
     return result;
 }
 
-PyDoc_STRVAR(time_memcpy_doc, "time_memcpy(nbytes, device, repeats) -> list of milliseconds for a\n"
-                              "device-to-device copy of nbytes.");
+PyDoc_STRVAR(time_memcpy_doc, "time_memcpy(nbytes, device, repeats, host=0) -> list of milliseconds for a\n"
+                              "device-to-device copy of nbytes, or a host-to-device copy from the host\n"
+                              "address `host` (pageable or pinned) when it is not 0.");
 
 static PyObject *core_time_memcpy(PyObject *self, PyObject *args)
 {
     (void)self;
     long long nbytes;
     int device, repeats;
-    if (!PyArg_ParseTuple(args, "Lii", &nbytes, &device, &repeats)) return NULL;
+    PyObject *host_address = NULL;
+    if (!PyArg_ParseTuple(args, "Lii|O", &nbytes, &device, &repeats, &host_address)) return NULL;
+    const void *host = host_address ? PyLong_AsVoidPtr(host_address) : NULL;
+    if (PyErr_Occurred()) return NULL;
     if (nbytes < 1 || repeats < 1 || device < 0) {
         PyErr_SetString(PyExc_ValueError, "time_memcpy: nbytes, repeats and device must be positive");
         return NULL;
     }
 #ifdef GPUPRIMS_NO_CUDA
+    (void)host;
     gp_error err = {GP_OK, ""};
     no_cuda(&err);
     return gp_raise_backend_error(&err);
@@ -793,7 +799,8 @@ static PyObject *core_time_memcpy(PyObject *self, PyObject *args)
     gp_error err = {GP_OK, ""};
     int status;
     Py_BEGIN_ALLOW_THREADS
-    status = gp_cuda_time_memcpy(device, (size_t)nbytes, repeats, ms, &err);
+    status = host ? gp_cuda_time_host_to_device(device, host, (size_t)nbytes, repeats, ms, &err)
+                  : gp_cuda_time_memcpy(device, (size_t)nbytes, repeats, ms, &err);
     Py_END_ALLOW_THREADS
     PyObject *result = status ? gp_raise_backend_error(&err) : milliseconds_list(ms, repeats);
     PyMem_Free(ms);
@@ -830,6 +837,7 @@ static PyMethodDef core_methods[] = {
     {"correlate", core_correlate, METH_VARARGS, correlate_doc},
     {"time_correlate", core_time_correlate, METH_VARARGS, time_correlate_doc},
     {"array_from_object", core_array_from_object, METH_VARARGS, array_from_object_doc},
+    {"is_pinned", gp_py_is_pinned, METH_VARARGS, "is_pinned(address, nbytes) -> whether the host range is page-locked"},
     {NULL, NULL, 0, NULL},
 };
 
@@ -841,14 +849,20 @@ static struct PyModuleDef core_module = {
 PyMODINIT_FUNC PyInit__core(void)
 {
     import_array();
-    if (PyType_Ready(&gp_buffer_type) < 0 || PyType_Ready(&gp_dlpack_holder_type) < 0) return NULL;
+    if (PyType_Ready(&gp_buffer_type) < 0 || PyType_Ready(&gp_dlpack_holder_type) < 0 ||
+        PyType_Ready(&gp_pinned_buffer_type) < 0)
+        return NULL;
     PyObject *module = PyModule_Create(&core_module);
     if (module == NULL) return NULL;
-    Py_INCREF(&gp_buffer_type);
-    if (PyModule_AddObject(module, "Buffer", (PyObject *)&gp_buffer_type) < 0) {
-        Py_DECREF(&gp_buffer_type);
-        Py_DECREF(module);
-        return NULL;
+    PyTypeObject *types[] = {&gp_buffer_type, &gp_pinned_buffer_type};
+    const char *names[] = {"Buffer", "PinnedBuffer"};
+    for (int t = 0; t < 2; ++t) {
+        Py_INCREF(types[t]);
+        if (PyModule_AddObject(module, names[t], (PyObject *)types[t]) < 0) { /* steals only on success */
+            Py_DECREF(types[t]);
+            Py_DECREF(module);
+            return NULL;
+        }
     }
     return module;
 }

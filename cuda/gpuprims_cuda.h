@@ -53,6 +53,14 @@ int gp_cuda_pointer_device(const void *ptr, int *device, gp_error *err);
 /* A copy on the work stream between any host or device addresses; wait != 0 returns once done. */
 int gp_cuda_memcpy(int device, void *dst, const void *src, size_t bytes, int wait, gp_error *err);
 
+/* pipeline.cu: page-locked (pinned) host memory, which the GPU's copy engines read and write at
+ * the bus's full speed; gpuprims' host entry points skip their staging copy for it.  host_alloc
+ * fails (err set) where no GPU is usable; host_is_pinned says whether [ptr, ptr + bytes) is
+ * page-locked memory of any origin (gpuprims', CuPy's, PyTorch's, cudaHostRegister'ed). */
+int gp_cuda_host_alloc(size_t bytes, void **ptr, gp_error *err);
+void gp_cuda_host_free(void *ptr);
+int gp_cuda_host_is_pinned(const void *ptr, size_t bytes);
+
 /* stream.cu: the work stream (one per device, shared by all host threads) and ordering with
  * streams named the DLPack / __cuda_array_interface__ way (1 legacy default, 2 per-thread
  * default, else a cudaStream_t). */
@@ -86,6 +94,9 @@ int gp_cuda_time_copy_strided(int device, const gp_copy_desc *desc, int repeats,
 int gp_cuda_time_correlate(int device, const gp_correlate_desc *desc, int repeats, float *ms,
                            gp_error *err);
 int gp_cuda_time_memcpy(int device, size_t nbytes, int repeats, float *ms, gp_error *err);
+/* A host-to-device copy of nbytes from `host` (pageable or pinned) into a device buffer. */
+int gp_cuda_time_host_to_device(int device, const void *host, size_t nbytes, int repeats, float *ms,
+                                gp_error *err);
 
 #ifdef __cplusplus
 }
