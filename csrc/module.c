@@ -71,7 +71,10 @@ static PyArrayObject *contiguous_input(PyObject *obj, int64_t outer, int64_t n, 
     return array;
 }
 
-static PyArrayObject *new_output(int typenum, int64_t count, gp_dtype *dtype)
+/* A 1-D output of count elements of typenum; with `pinned`, in a block from gpuprims' cache of
+ * page-locked result blocks (the copy engine writes streamed results straight into it), or in
+ * ordinary memory where pinning fails. */
+static PyArrayObject *new_output(int typenum, int64_t count, gp_dtype *dtype, int pinned)
 {
     PyArray_Descr *descr = PyArray_DescrFromType(typenum);
     if (descr == NULL) return NULL;
@@ -83,7 +86,19 @@ static PyArrayObject *new_output(int typenum, int64_t count, gp_dtype *dtype)
     }
     *dtype = (gp_dtype)code;
     npy_intp dims[1] = {(npy_intp)count};
-    return (PyArrayObject *)PyArray_SimpleNewFromDescr(1, dims, descr);
+    void *data = NULL;
+    PyObject *block = pinned ? gp_pinned_result_block((Py_ssize_t)(count * PyDataType_ELSIZE(descr)), &data) : NULL;
+    if (block == NULL) {
+        PyErr_Clear();
+        return (PyArrayObject *)PyArray_SimpleNewFromDescr(1, dims, descr);
+    }
+    PyObject *array = PyArray_NewFromDescr(&PyArray_Type, descr, 1, dims, NULL, data, NPY_ARRAY_CARRAY, NULL);
+    if (array == NULL || PyArray_SetBaseObject((PyArrayObject *)array, block) < 0) { /* steals block */
+        Py_XDECREF(array);
+        if (array == NULL) Py_DECREF(block);
+        return NULL;
+    }
+    return (PyArrayObject *)array;
 }
 
 #ifndef GPUPRIMS_NO_CUDA
@@ -148,12 +163,25 @@ typedef struct {
     int64_t outer, n, inner;
 } prepared_call;
 
+/* streamed: the backend call will be a streamed CUDA one when large enough (its result is then
+ * pinned, see new_output). */
 static int prepare(PyObject *array, int out_typenum, int64_t outer, int64_t n, int64_t inner,
-                   int64_t out_count, prepared_call *call)
+                   int64_t out_count, int streamed, prepared_call *call)
 {
     call->in = contiguous_input(array, outer, n, inner, &call->in_dtype);
     if (call->in == NULL) return -1;
-    call->out = new_output(out_typenum, out_count, &call->out_dtype);
+    int pinned = 0;
+#ifndef GPUPRIMS_NO_CUDA
+    PyArray_Descr *out_descr = streamed ? PyArray_DescrFromType(out_typenum) : NULL;
+    if (out_descr != NULL) {
+        pinned = gp_cuda_pinned_result_wanted((size_t)PyArray_NBYTES(call->in),
+                                              (size_t)(out_count * PyDataType_ELSIZE(out_descr)), outer * n * inner);
+        Py_DECREF(out_descr);
+    }
+#else
+    (void)streamed;
+#endif
+    call->out = new_output(out_typenum, out_count, &call->out_dtype, pinned);
     if (call->out == NULL) {
         Py_DECREF(call->in);
         return -1;
@@ -209,7 +237,7 @@ static PyObject *core_reduce(PyObject *self, PyObject *args)
     if (!PyArg_ParseTuple(args, "OiiLLLi", &array, &op, &out_typenum, &outer, &n, &inner, &device))
         return NULL;
     prepared_call call;
-    if (prepare(array, out_typenum, outer, n, inner, outer * inner, &call)) return NULL;
+    if (prepare(array, out_typenum, outer, n, inner, outer * inner, device >= 0, &call)) return NULL;
     gp_reduce_desc desc;
     gp_error err = {GP_OK, ""};
     int status = reduce_desc_from(&call, op, &desc);
@@ -234,7 +262,7 @@ static PyObject *core_scan(PyObject *self, PyObject *args)
     if (!PyArg_ParseTuple(args, "OiLLLpi", &array, &out_typenum, &outer, &n, &inner, &exclusive, &device))
         return NULL;
     prepared_call call;
-    if (prepare(array, out_typenum, outer, n, inner, outer * n * inner, &call)) return NULL;
+    if (prepare(array, out_typenum, outer, n, inner, outer * n * inner, device >= 0, &call)) return NULL;
     gp_scan_desc desc;
     gp_error err = {GP_OK, ""};
     int status = scan_desc_from(&call, exclusive, &desc);
@@ -556,7 +584,7 @@ static int parse_correlate(PyObject *args, correlate_call *call, int *device)
         PyErr_SetString(PyExc_ValueError, "correlate: mixed dtypes, a bad boundary or an empty operand");
         return -1;
     }
-    call->out = new_output(PyArray_TYPE(call->image), out_rows * out_cols, &mask_dtype);
+    call->out = new_output(PyArray_TYPE(call->image), out_rows * out_cols, &mask_dtype, 0);
     if (call->out == NULL) return -1;
     desc->boundary = (gp_boundary)boundary;
     desc->rows = shape[0];
@@ -705,7 +733,7 @@ static PyObject *core_time_kernel(PyObject *self, PyObject *args)
     return gp_raise_backend_error(&err);
 #else
     prepared_call call;
-    if (prepare(array, out_typenum, outer, n, inner, is_scan ? outer * n * inner : outer * inner, &call))
+    if (prepare(array, out_typenum, outer, n, inner, is_scan ? outer * n * inner : outer * inner, 0, &call))
         return NULL;
     float *ms = PyMem_Calloc((size_t)repeats, sizeof(float));
     gp_error err = {GP_OK, ""};

@@ -15,14 +15,47 @@ typedef struct {
     PyObject_HEAD
     void *ptr;
     Py_ssize_t nbytes;
+    size_t capacity;
+    int cached; /* a result block: back to gpuprims' cache when freed */
 } PinnedBuffer;
 
 static void pinned_dealloc(PinnedBuffer *self)
 {
 #ifndef GPUPRIMS_NO_CUDA
-    gp_cuda_host_free(self->ptr);
+    gp_cuda_host_free(self->ptr, self->capacity, self->cached);
 #endif
     Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+/* A PinnedBuffer of nbytes, NULL with an exception set on failure. */
+static PyObject *pinned_buffer(PyTypeObject *type, Py_ssize_t nbytes, int cached)
+{
+#ifdef GPUPRIMS_NO_CUDA
+    (void)type, (void)nbytes, (void)cached;
+    return gp_raise_no_cuda();
+#else
+    PinnedBuffer *self = (PinnedBuffer *)type->tp_alloc(type, 0);
+    if (self == NULL) return NULL;
+    self->nbytes = nbytes;
+    self->cached = cached;
+    gp_error err = {GP_OK, ""};
+    int status;
+    Py_BEGIN_ALLOW_THREADS
+    status = gp_cuda_host_alloc((size_t)nbytes, cached, &self->ptr, &self->capacity, &err);
+    Py_END_ALLOW_THREADS
+    if (status) {
+        Py_DECREF(self);
+        return gp_raise_backend_error(&err);
+    }
+    return (PyObject *)self;
+#endif
+}
+
+PyObject *gp_pinned_result_block(Py_ssize_t nbytes, void **data)
+{
+    PyObject *block = pinned_buffer(&gp_pinned_buffer_type, nbytes, 1);
+    *data = block ? ((PinnedBuffer *)block)->ptr : NULL;
+    return block;
 }
 
 static PyObject *pinned_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
@@ -34,24 +67,7 @@ static PyObject *pinned_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
         PyErr_SetString(PyExc_ValueError, "PinnedBuffer: nbytes must be non-negative");
         return NULL;
     }
-#ifdef GPUPRIMS_NO_CUDA
-    (void)type;
-    return gp_raise_no_cuda();
-#else
-    PinnedBuffer *self = (PinnedBuffer *)type->tp_alloc(type, 0);
-    if (self == NULL) return NULL;
-    self->nbytes = nbytes;
-    gp_error err = {GP_OK, ""};
-    int status;
-    Py_BEGIN_ALLOW_THREADS
-    status = gp_cuda_host_alloc((size_t)nbytes, &self->ptr, &err);
-    Py_END_ALLOW_THREADS
-    if (status) {
-        Py_DECREF(self);
-        return gp_raise_backend_error(&err);
-    }
-    return (PyObject *)self;
-#endif
+    return pinned_buffer(type, nbytes, 0);
 }
 
 static int pinned_getbuffer(PinnedBuffer *self, Py_buffer *view, int flags)

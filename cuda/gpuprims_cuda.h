@@ -55,11 +55,16 @@ int gp_cuda_memcpy(int device, void *dst, const void *src, size_t bytes, int wai
 
 /* pipeline.cu: page-locked (pinned) host memory, which the GPU's copy engines read and write at
  * the bus's full speed; gpuprims' host entry points skip their staging copy for it.  host_alloc
- * fails (err set) where no GPU is usable; host_is_pinned says whether [ptr, ptr + bytes) is
- * page-locked memory of any origin (gpuprims', CuPy's, PyTorch's, cudaHostRegister'ed). */
-int gp_cuda_host_alloc(size_t bytes, void **ptr, gp_error *err);
-void gp_cuda_host_free(void *ptr);
+ * fails (err set) where no GPU is usable; with `cached` the block comes from (and host_free
+ * returns it to) a cache of blocks for streamed results; *capacity is the block's size, which
+ * host_free needs back.  host_is_pinned says whether [ptr, ptr + bytes) is page-locked memory of
+ * any origin (gpuprims', CuPy's, PyTorch's, cudaHostRegister'ed).  pinned_result_wanted: whether
+ * a host reduce or scan of these sizes streams with a result large enough to deserve a cached
+ * pinned block. */
+int gp_cuda_host_alloc(size_t bytes, int cached, void **ptr, size_t *capacity, gp_error *err);
+void gp_cuda_host_free(void *ptr, size_t capacity, int cached);
 int gp_cuda_host_is_pinned(const void *ptr, size_t bytes);
+int gp_cuda_pinned_result_wanted(size_t in_bytes, size_t out_bytes, int64_t count);
 
 /* stream.cu: the work stream (one per device, shared by all host threads) and ordering with
  * streams named the DLPack / __cuda_array_interface__ way (1 legacy default, 2 per-thread

@@ -26,6 +26,7 @@
 #include <cstring>
 #include <deque>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -38,8 +39,10 @@ namespace gp {
 struct StreamTuning {
     static constexpr int slots = 4;                        // tiles in flight
     static constexpr size_t chunk_bytes = size_t(8) << 20;  // input bytes per tile
-    // Inputs from this size stream; smaller ones take the short path (one copy each way).
-    static constexpr size_t min_stream_bytes = size_t(4) << 20;
+    // Inputs from this size stream; smaller ones take the short path (one copy each way).  H200,
+    // float32: streaming wins from 16 MiB (sum 1.18 vs 1.09 ms, prefix_sum 1.17 vs 2.03 ms there;
+    // at 32 MiB 1.25 vs 2.36 and 4.6 vs 12.0 ms), loses at 8 MiB (0.99 vs 0.56, 1.39 vs 1.07 ms).
+    static constexpr size_t min_stream_bytes = size_t(16) << 20;
     static constexpr int max_copy_threads = 8;  // one host thread copies pageable memory at ~10 GB/s
     static constexpr size_t bytes_per_copy_part = size_t(512) << 10;  // smaller copies use fewer threads
     // A tile that cuts columns covers at least this many rows, so the running results of its
@@ -47,6 +50,11 @@ struct StreamTuning {
     static constexpr int64_t min_rows_per_column_tile = 32;
     // Device bytes per element of a tile beyond the slots: carries and kernel workspace.
     static constexpr int64_t workspace_bytes_per_element = 2;
+    // Streamed results from this size go to cached pinned blocks, which the cache keeps up to
+    // pinned_cache_bytes of when their arrays die.
+    static constexpr size_t min_pinned_result_bytes = size_t(1) << 20;
+    static constexpr size_t pinned_cache_bytes = size_t(1) << 30;
+    static constexpr size_t pinned_block_granularity = size_t(2) << 20;
 };
 
 // ---- settings -----------------------------------------------------------------------------------
@@ -91,8 +99,8 @@ bool should_stream(size_t in_bytes, size_t out_bytes, int64_t count)
 
 // ---- host copy threads --------------------------------------------------------------------------
 
-// A fixed pool of threads that share each staging copy; the caller runs part 0 itself.  Created on
-// first use and never destroyed (its threads sleep between jobs).
+// A fixed pool of threads that share each staging copy.  Created on first use and never destroyed
+// (its threads sleep between jobs).
 class CopyThreads {
   public:
     static CopyThreads &instance()
@@ -100,28 +108,35 @@ class CopyThreads {
         static CopyThreads *pool = new CopyThreads();
         return *pool;
     }
-    int parts() const { return static_cast<int>(workers_.size()) + 1; }
+    int parts() const { return static_cast<int>(workers_.size()); }
 
-    // Runs job(part) for every part < parts, in parallel; returns when all are done.
-    void run(int parts, const std::function<void(int)> &job)
+    // Starts job(part) for every part < parts on the threads (a single part runs at once on the
+    // caller); finish() waits for them.  One job at a time: start waits for another caller's.
+    void start(int parts, std::function<void(int)> job)
     {
-        parts = std::min(parts, this->parts());
-        if (parts <= 1) {
+        parts = std::max(1, std::min(parts, this->parts()));
+        busy_.lock();  // released by finish()
+        if (parts == 1) {
             job(0);
             return;
         }
-        std::lock_guard<std::mutex> one_job(run_mutex_);
         {
             std::lock_guard<std::mutex> lock(mutex_);
-            job_ = &job;
+            job_ = std::move(job);
             parts_ = parts;
-            remaining_ = parts - 1;
+            remaining_ = parts;
             ++generation_;
         }
         wake_.notify_all();
-        job(0);
-        std::unique_lock<std::mutex> lock(mutex_);
-        done_.wait(lock, [this] { return remaining_ == 0; });
+    }
+
+    void finish()
+    {
+        {
+            std::unique_lock<std::mutex> lock(mutex_);
+            done_.wait(lock, [this] { return remaining_ == 0; });
+        }
+        busy_.unlock();
     }
 
   private:
@@ -130,7 +145,7 @@ class CopyThreads {
         const unsigned hardware = std::thread::hardware_concurrency();
         const long long wanted = env_integer("GPUPRIMS_COPY_THREADS", StreamTuning::max_copy_threads);
         const int threads = static_cast<int>(std::max(1LL, std::min<long long>(wanted, hardware > 1 ? hardware : 1)));
-        for (int index = 1; index < threads; ++index) workers_.emplace_back([this, index] { work(index); });
+        for (int part = 0; part < threads; ++part) workers_.emplace_back([this, part] { work(part); });
     }
 
     void work(int part)
@@ -141,18 +156,17 @@ class CopyThreads {
             wake_.wait(lock, [&] { return generation_ != seen; });
             seen = generation_;
             if (part >= parts_) continue;
-            const std::function<void(int)> *job = job_;
             lock.unlock();
-            (*job)(part);
+            job_(part);  // job_ changes only once every part of it is done
             lock.lock();
             if (--remaining_ == 0) done_.notify_one();
         }
     }
 
     std::vector<std::thread> workers_;
-    std::mutex run_mutex_, mutex_;
+    std::mutex busy_, mutex_;
     std::condition_variable wake_, done_;
-    const std::function<void(int)> *job_ = nullptr;
+    std::function<void(int)> job_;
     int parts_ = 0, remaining_ = 0;
     unsigned long long generation_ = 0;
 };
@@ -202,14 +216,36 @@ static void copy_box_part(const HostView &view, const Box &box, char *packed, bo
     }
 }
 
-// Copies a box between the host view and its packed form with the copy threads.
-static void copy_box(const HostView &view, const Box &box, char *packed, bool to_packed)
-{
-    const size_t bytes = static_cast<size_t>(box.count() * view.elem);
-    const int parts = static_cast<int>(std::min<size_t>(CopyThreads::instance().parts(),
-                                                        1 + bytes / StreamTuning::bytes_per_copy_part));
-    CopyThreads::instance().run(parts, [&](int part) { copy_box_part(view, box, packed, to_packed, part, parts); });
-}
+// A call's use of the copy threads: a box copied between the host view and its packed form, in
+// the background until finish() (which the destructor calls on every path).
+class BoxCopy {
+  public:
+    BoxCopy() = default;
+    BoxCopy(const BoxCopy &) = delete;
+    BoxCopy &operator=(const BoxCopy &) = delete;
+    ~BoxCopy() { finish(); }
+
+    void start(const HostView &view, const Box &box, char *packed, bool to_packed)
+    {
+        finish();
+        const size_t bytes = static_cast<size_t>(box.count() * view.elem);
+        const int parts = static_cast<int>(std::min<size_t>(CopyThreads::instance().parts(),
+                                                            1 + bytes / StreamTuning::bytes_per_copy_part));
+        CopyThreads::instance().start(parts, [=](int part) {
+            copy_box_part(view, box, packed, to_packed, part, parts);
+        });
+        running_ = true;
+    }
+
+    void finish()
+    {
+        if (running_) CopyThreads::instance().finish();
+        running_ = false;
+    }
+
+  private:
+    bool running_ = false;
+};
 
 // An asynchronous copy between a pinned host view's box and packed device memory.
 static cudaError_t copy_box_async(const HostView &view, const Box &box, char *device, bool to_device,
@@ -376,35 +412,49 @@ static int run_pipeline(Engine &engine, const StreamSettings &settings, const Ho
         Box box;
     };
     std::deque<Pending> pending;  // results copied (or being copied) to pinned out slots
-    // Scatters the pending results of tiles up to `last` into the host result.
+    BoxCopy copies;               // the copy threads' current job: staging the next tile's input
+    // Waits for the pending results of tiles up to `last` and scatters them into the host result.
     auto deliver = [&](long long last) {
         while (!pending.empty() && pending.front().tile <= last) {
             const Pending done = pending.front();
             GP_CUDA_TRY(cudaEventSynchronize(engine.out_copied[done.slot]), err, "copy to host");
-            if (!out.pinned) copy_box(out, done.box, engine.pinned_out[done.slot], false);
+            if (!out.pinned) {
+                copies.start(out, done.box, engine.pinned_out[done.slot], false);
+                copies.finish();
+            }
             pending.pop_front();
         }
         return 0;
     };
+    // Starts copying a tile's input into its pinned slot once the slot's previous tile left it.
+    auto stage = [&](long long tile, const Box &box) {
+        if (in.pinned) return 0;
+        const int s = static_cast<int>(tile % slots);
+        GP_CUDA_TRY(cudaEventSynchronize(engine.in_copied[s]), err, "copy to device");
+        copies.start(in, box, engine.pinned_in[s], true);
+        return 0;
+    };
 
     TileWalk walk(in, tiling);
-    Box box;
-    for (long long tile = 0; walk.next(&box); ++tile) {
+    Box box, next;
+    bool more = walk.next(&next);
+    if (more && stage(0, next)) return -1;
+    for (long long tile = 0; more; ++tile) {
         const int s = static_cast<int>(tile % slots);
+        box = next;
+        copies.finish();
         if (tile == settings.fail_tile)
             return fail(err, GP_ERR_DEVICE, "streamed call failed at the tile GPUPRIMS_STREAM_FAIL_TILE names");
-        // In: the slot's previous tile left the pinned slot (host wait) and the device slot (stream wait).
+        // The copy threads stage the next tile while this one's copies and kernels are enqueued.
+        more = walk.next(&next);
+        if (more && stage(tile + 1, next)) return -1;
+        // In, once the device slot's previous tile has been computed.
         GP_CUDA_TRY(cudaStreamWaitEvent(engine.h2d, engine.computed[s], 0), err, "cudaStreamWaitEvent");
-        if (in.pinned) {
-            GP_CUDA_TRY(copy_box_async(in, box, device_in[s].as<char>(), true, engine.h2d), err, "copy to device");
-        } else {
-            GP_CUDA_TRY(cudaEventSynchronize(engine.in_copied[s]), err, "copy to device");
-            copy_box(in, box, engine.pinned_in[s], true);
-            GP_CUDA_TRY(cudaMemcpyAsync(device_in[s].as<void>(), engine.pinned_in[s],
-                                        static_cast<size_t>(box.count() * in.elem), cudaMemcpyHostToDevice,
-                                        engine.h2d),
-                        err, "copy to device");
-        }
+        GP_CUDA_TRY(in.pinned ? copy_box_async(in, box, device_in[s].as<char>(), true, engine.h2d)
+                              : cudaMemcpyAsync(device_in[s].as<void>(), engine.pinned_in[s],
+                                                static_cast<size_t>(box.count() * in.elem), cudaMemcpyHostToDevice,
+                                                engine.h2d),
+                    err, "copy to device");
         GP_CUDA_TRY(cudaEventRecord(engine.in_copied[s], engine.h2d), err, "cudaEventRecord");
         // Compute once the tile is in and the slot's previous result is out.
         GP_CUDA_TRY(cudaStreamWaitEvent(work, engine.in_copied[s], 0), err, "cudaStreamWaitEvent");
@@ -413,7 +463,7 @@ static int run_pipeline(Engine &engine, const StreamSettings &settings, const Ho
         if (compute(box, device_in[s].as<const void>(), device_out[s].as<void>(), &out_box)) return -1;
         GP_CUDA_TRY(cudaEventRecord(engine.computed[s], work), err, "cudaEventRecord");
         if (out_box.count() == 0) continue;
-        // Out: the pinned out slot's previous result must have reached the host result.
+        // Out, once the pinned out slot's previous result has reached the host result.
         if (deliver(tile - slots)) return -1;
         GP_CUDA_TRY(cudaStreamWaitEvent(engine.d2h, engine.computed[s], 0), err, "cudaStreamWaitEvent");
         const size_t out_bytes = static_cast<size_t>(out_box.count() * out.elem);
@@ -549,19 +599,94 @@ int stream_scan(int device, const gp_scan_desc *desc, gp_error *err)
 
 }  // namespace gp
 
-// ---- page-locked host memory and its timing -----------------------------------------------------
+// ---- page-locked host memory --------------------------------------------------------------------
 
-extern "C" int gp_cuda_host_alloc(size_t bytes, void **ptr, gp_error *err)
+namespace gp {
+
+// Pinned blocks for streamed results.  The copy engine writes a result straight into one, and the
+// block returns here when the result array dies, so steady-state calls neither pin memory (~0.4 s
+// per GiB) nor fault in fresh pages (writing a fresh 256 MiB NumPy array costs ~60 ms of page
+// faults on the H200 machine, more than the whole streamed call).
+class PinnedCache {
+  public:
+    static PinnedCache &instance()
+    {
+        static PinnedCache *cache = new PinnedCache();
+        return *cache;
+    }
+
+    // A cached block of at least `bytes` (and at most twice that), else a new one.
+    int take(size_t bytes, void **ptr, size_t *capacity, gp_error *err)
+    {
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            auto block = free_.lower_bound(bytes);
+            if (block != free_.end() && block->first <= 2 * bytes) {
+                *capacity = block->first;
+                *ptr = block->second;
+                cached_ -= block->first;
+                free_.erase(block);
+                order_.erase(std::find(order_.begin(), order_.end(), *ptr));
+                return 0;
+            }
+        }
+        const size_t granularity = StreamTuning::pinned_block_granularity;
+        *capacity = (std::max<size_t>(bytes, 1) + granularity - 1) / granularity * granularity;
+        GP_CUDA_TRY(cudaHostAlloc(ptr, *capacity, cudaHostAllocPortable), err, "cudaHostAlloc");
+        return 0;
+    }
+
+    // Keeps the block for reuse; frees the oldest blocks past the cache's size.
+    void give(void *ptr, size_t capacity)
+    {
+        std::vector<void *> evicted;
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            free_.emplace(capacity, ptr);
+            order_.push_back(ptr);
+            cached_ += capacity;
+            while (cached_ > StreamTuning::pinned_cache_bytes && !order_.empty()) {
+                void *oldest = order_.front();
+                order_.pop_front();
+                auto block = std::find_if(free_.begin(), free_.end(), [&](const auto &entry) { return entry.second == oldest; });
+                cached_ -= block->first;
+                evicted.push_back(oldest);
+                free_.erase(block);
+            }
+        }
+        for (void *block : evicted)
+            if (cudaFreeHost(block) != cudaSuccess) cudaGetLastError();
+    }
+
+  private:
+    std::mutex mutex_;
+    std::multimap<size_t, void *> free_;  // capacity -> block
+    std::deque<void *> order_;            // the cached blocks, oldest first
+    size_t cached_ = 0;
+};
+
+}  // namespace gp
+
+extern "C" int gp_cuda_host_alloc(size_t bytes, int cached, void **ptr, size_t *capacity, gp_error *err)
 {
     *ptr = nullptr;
+    *capacity = bytes ? bytes : 1;
     if (gp_cuda_device_count(err) == 0) return -1;
-    GP_CUDA_TRY(cudaHostAlloc(ptr, bytes ? bytes : 1, cudaHostAllocPortable), err, "cudaHostAlloc");
+    if (cached) return gp::PinnedCache::instance().take(bytes, ptr, capacity, err);
+    GP_CUDA_TRY(cudaHostAlloc(ptr, *capacity, cudaHostAllocPortable), err, "cudaHostAlloc");
     return 0;
 }
 
-extern "C" void gp_cuda_host_free(void *ptr)
+extern "C" void gp_cuda_host_free(void *ptr, size_t capacity, int cached)
 {
-    if (ptr != nullptr && cudaFreeHost(ptr) != cudaSuccess) cudaGetLastError();
+    if (ptr == nullptr) return;
+    if (cached) gp::PinnedCache::instance().give(ptr, capacity);
+    else if (cudaFreeHost(ptr) != cudaSuccess) cudaGetLastError();
+}
+
+extern "C" int gp_cuda_pinned_result_wanted(size_t in_bytes, size_t out_bytes, int64_t count)
+{
+    return out_bytes >= gp::StreamTuning::min_pinned_result_bytes && gp::should_stream(in_bytes, out_bytes, count);
 }
 
 extern "C" int gp_cuda_host_is_pinned(const void *ptr, size_t bytes)

@@ -160,6 +160,25 @@ def test_two_threads_stream_at_once(streamed, rng):
     assert not errors, errors
 
 
+@cuda
+def test_streamed_results_are_pinned_and_independent(streamed, rng):
+    """Large streamed results live in cached pinned blocks: each result keeps its own block while
+    alive, and a block reused after its result died is fully rewritten."""
+    streamed(1 << 16)
+    a, b = make_data(rng, "int32", (300_007,)), make_data(rng, "int32", (300_007,))
+    first = gpuprims.prefix_sum(a, device="cuda")  # int64: 2.4 MB
+    second = gpuprims.prefix_sum(b, device="cuda")
+    assert gpuprims.is_pinned(first) and gpuprims.is_pinned(second)
+    check_scan(a, first)
+    check_scan(b, second)
+    del first
+    third = gpuprims.prefix_sum(a[::-1], device="cuda")
+    check_scan(a[::-1], third)
+    check_scan(b, second)
+    small = gpuprims.prefix_sum(a[:1000], device="cuda")
+    assert not gpuprims.is_pinned(small)
+
+
 # ---- pinned arrays ------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("shape", [(), 0, 7, (3, 0), (4, 5, 6)])
