@@ -46,7 +46,8 @@ int gp_cuda_alloc(int device, size_t bytes, void **ptr, gp_error *err);
 void gp_cuda_free(int device, void *ptr);
 /* Waits for the device's stream first, so stream-ordered frees are counted. */
 int gp_cuda_memory_info(int device, gp_cuda_memory *info, gp_error *err);
-/* Waits for the device's stream, then releases every cached block the pool does not hand out. */
+/* Waits for the device's stream, then releases every cached block the pool does not hand out, and
+ * the cached pinned host blocks of dead streamed results. */
 int gp_cuda_empty_cache(int device, gp_error *err);
 /* The device a device (or managed) address belongs to; GP_ERR_INVALID for host memory. */
 int gp_cuda_pointer_device(const void *ptr, int *device, gp_error *err);

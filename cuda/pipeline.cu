@@ -658,12 +658,29 @@ class PinnedCache {
             if (cudaFreeHost(block) != cudaSuccess) cudaGetLastError();
     }
 
+    // Frees every cached block.
+    void trim()
+    {
+        std::vector<void *> blocks;
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            for (const auto &entry : free_) blocks.push_back(entry.second);
+            free_.clear();
+            order_.clear();
+            cached_ = 0;
+        }
+        for (void *block : blocks)
+            if (cudaFreeHost(block) != cudaSuccess) cudaGetLastError();
+    }
+
   private:
     std::mutex mutex_;
     std::multimap<size_t, void *> free_;  // capacity -> block
     std::deque<void *> order_;            // the cached blocks, oldest first
     size_t cached_ = 0;
 };
+
+void release_pinned_results() { PinnedCache::instance().trim(); }
 
 }  // namespace gp
 

@@ -17,6 +17,9 @@ bool should_stream(size_t in_bytes, size_t out_bytes, int64_t count);
 int stream_reduce(int device, const gp_reduce_desc *desc, gp_error *err);
 int stream_scan(int device, const gp_scan_desc *desc, gp_error *err);
 
+// Frees the cached pinned blocks of dead streamed results (gp_cuda_empty_cache).
+void release_pinned_results();
+
 // scan.cu: gp_cuda_scan_resident where every (outer, inner) row starts from carry_in[row] (null:
 // from 0) and leaves its total in carry_out[row] (null: not kept).  Carries are device arrays of
 // outer * inner accumulators (float for float16 results, else the result dtype).

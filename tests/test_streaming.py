@@ -177,6 +177,10 @@ def test_streamed_results_are_pinned_and_independent(streamed, rng):
     check_scan(b, second)
     small = gpuprims.prefix_sum(a[:1000], device="cuda")
     assert not gpuprims.is_pinned(small)
+    del third
+    gpuprims.empty_cache()  # frees the cached blocks; live results keep theirs
+    check_scan(b, second)
+    check_scan(a, gpuprims.prefix_sum(a, device="cuda"))
 
 
 # ---- pinned arrays ------------------------------------------------------------------------------
