@@ -163,8 +163,10 @@ typedef struct {
     int64_t outer, n, inner;
 } prepared_call;
 
-/* streamed: the backend call will be a streamed CUDA one when large enough (its result is then
+/* What runs the prepared call: a host reduce or scan on a GPU may stream (its result is then
  * pinned, see new_output). */
+enum { NOT_STREAMED, STREAMED_REDUCE, STREAMED_SCAN };
+
 static int prepare(PyObject *array, int out_typenum, int64_t outer, int64_t n, int64_t inner,
                    int64_t out_count, int streamed, prepared_call *call)
 {
@@ -175,7 +177,8 @@ static int prepare(PyObject *array, int out_typenum, int64_t outer, int64_t n, i
     PyArray_Descr *out_descr = streamed ? PyArray_DescrFromType(out_typenum) : NULL;
     if (out_descr != NULL) {
         pinned = gp_cuda_pinned_result_wanted((size_t)PyArray_NBYTES(call->in),
-                                              (size_t)(out_count * PyDataType_ELSIZE(out_descr)), outer * n * inner);
+                                              (size_t)(out_count * PyDataType_ELSIZE(out_descr)), outer * n * inner,
+                                              streamed == STREAMED_SCAN);
         Py_DECREF(out_descr);
     }
 #else
@@ -237,7 +240,9 @@ static PyObject *core_reduce(PyObject *self, PyObject *args)
     if (!PyArg_ParseTuple(args, "OiiLLLi", &array, &op, &out_typenum, &outer, &n, &inner, &device))
         return NULL;
     prepared_call call;
-    if (prepare(array, out_typenum, outer, n, inner, outer * inner, device >= 0, &call)) return NULL;
+    if (prepare(array, out_typenum, outer, n, inner, outer * inner, device >= 0 ? STREAMED_REDUCE : NOT_STREAMED,
+                &call))
+        return NULL;
     gp_reduce_desc desc;
     gp_error err = {GP_OK, ""};
     int status = reduce_desc_from(&call, op, &desc);
@@ -262,7 +267,9 @@ static PyObject *core_scan(PyObject *self, PyObject *args)
     if (!PyArg_ParseTuple(args, "OiLLLpi", &array, &out_typenum, &outer, &n, &inner, &exclusive, &device))
         return NULL;
     prepared_call call;
-    if (prepare(array, out_typenum, outer, n, inner, outer * n * inner, device >= 0, &call)) return NULL;
+    if (prepare(array, out_typenum, outer, n, inner, outer * n * inner, device >= 0 ? STREAMED_SCAN : NOT_STREAMED,
+                &call))
+        return NULL;
     gp_scan_desc desc;
     gp_error err = {GP_OK, ""};
     int status = scan_desc_from(&call, exclusive, &desc);
@@ -733,7 +740,8 @@ static PyObject *core_time_kernel(PyObject *self, PyObject *args)
     return gp_raise_backend_error(&err);
 #else
     prepared_call call;
-    if (prepare(array, out_typenum, outer, n, inner, is_scan ? outer * n * inner : outer * inner, 0, &call))
+    if (prepare(array, out_typenum, outer, n, inner, is_scan ? outer * n * inner : outer * inner, NOT_STREAMED,
+                &call))
         return NULL;
     float *ms = PyMem_Calloc((size_t)repeats, sizeof(float));
     gp_error err = {GP_OK, ""};

@@ -39,10 +39,11 @@ namespace gp {
 struct StreamTuning {
     static constexpr int slots = 4;                        // tiles in flight
     static constexpr size_t chunk_bytes = size_t(8) << 20;  // input bytes per tile
-    // Inputs from this size stream; smaller ones take the short path (one copy each way).  H200,
-    // float32: streaming wins from 16 MiB (sum 1.18 vs 1.09 ms, prefix_sum 1.17 vs 2.03 ms there;
-    // at 32 MiB 1.25 vs 2.36 and 4.6 vs 12.0 ms), loses at 8 MiB (0.99 vs 0.56, 1.39 vs 1.07 ms).
-    static constexpr size_t min_stream_bytes = size_t(16) << 20;
+    // Inputs from these sizes stream; smaller ones take the short path (one copy each way).  H200,
+    // float32, short path vs streamed: sum 16 MiB 0.97 vs 1.01 ms, 32 MiB 1.90 vs 1.80 ms;
+    // prefix_sum 8 MiB 0.99 vs 1.11 ms, 16 MiB 1.85 vs 1.17 ms (streamed results are pinned).
+    static constexpr size_t min_stream_bytes_reduce = size_t(32) << 20;
+    static constexpr size_t min_stream_bytes_scan = size_t(16) << 20;
     static constexpr int max_copy_threads = 8;  // one host thread copies pageable memory at ~10 GB/s
     static constexpr size_t bytes_per_copy_part = size_t(512) << 10;  // smaller copies use fewer threads
     // A tile that cuts columns covers at least this many rows, so the running results of its
@@ -79,19 +80,21 @@ struct StreamSettings {
     size_t max_device_bytes, chunk_bytes, min_stream_bytes;
     long long fail_tile;
 
-    static StreamSettings current()
+    static StreamSettings current(bool scan = false)
     {
+        const size_t min_stream_bytes =
+            scan ? StreamTuning::min_stream_bytes_scan : StreamTuning::min_stream_bytes_reduce;
         return {static_cast<size_t>(env_integer("GPUPRIMS_MAX_DEVICE_BYTES", LLONG_MAX)),
                 static_cast<size_t>(std::max(1LL, env_integer("GPUPRIMS_STREAM_CHUNK_BYTES",
                                                               StreamTuning::chunk_bytes))),
-                static_cast<size_t>(env_integer("GPUPRIMS_STREAM_MIN_BYTES", StreamTuning::min_stream_bytes)),
+                static_cast<size_t>(env_integer("GPUPRIMS_STREAM_MIN_BYTES", min_stream_bytes)),
                 env_integer("GPUPRIMS_STREAM_FAIL_TILE", -1)};
     }
 };
 
-bool should_stream(size_t in_bytes, size_t out_bytes, int64_t count)
+bool should_stream(size_t in_bytes, size_t out_bytes, int64_t count, bool scan)
 {
-    const StreamSettings settings = StreamSettings::current();
+    const StreamSettings settings = StreamSettings::current(scan);
     const size_t short_path_bytes =
         in_bytes + out_bytes + static_cast<size_t>(count) * StreamTuning::workspace_bytes_per_element;
     return in_bytes >= settings.min_stream_bytes || short_path_bytes > settings.max_device_bytes;
@@ -701,9 +704,10 @@ extern "C" void gp_cuda_host_free(void *ptr, size_t capacity, int cached)
     else if (cudaFreeHost(ptr) != cudaSuccess) cudaGetLastError();
 }
 
-extern "C" int gp_cuda_pinned_result_wanted(size_t in_bytes, size_t out_bytes, int64_t count)
+extern "C" int gp_cuda_pinned_result_wanted(size_t in_bytes, size_t out_bytes, int64_t count, int scan)
 {
-    return out_bytes >= gp::StreamTuning::min_pinned_result_bytes && gp::should_stream(in_bytes, out_bytes, count);
+    return out_bytes >= gp::StreamTuning::min_pinned_result_bytes &&
+           gp::should_stream(in_bytes, out_bytes, count, scan != 0);
 }
 
 extern "C" int gp_cuda_host_is_pinned(const void *ptr, size_t bytes)
