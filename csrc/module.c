@@ -13,6 +13,7 @@
 #include "copy_layout.h"
 #include "cpu_backend.h"
 #include "device_memory.h"
+#include "pinned_memory.h"
 #ifndef GPUPRIMS_NO_CUDA
 #include "gpuprims_cuda.h"
 #endif
@@ -70,7 +71,10 @@ static PyArrayObject *contiguous_input(PyObject *obj, int64_t outer, int64_t n, 
     return array;
 }
 
-static PyArrayObject *new_output(int typenum, int64_t count, gp_dtype *dtype)
+/* A 1-D output of count elements of typenum; with `pinned`, in a block from gpuprims' cache of
+ * page-locked result blocks (the copy engine writes streamed results straight into it), or in
+ * ordinary memory where pinning fails. */
+static PyArrayObject *new_output(int typenum, int64_t count, gp_dtype *dtype, int pinned)
 {
     PyArray_Descr *descr = PyArray_DescrFromType(typenum);
     if (descr == NULL) return NULL;
@@ -82,7 +86,19 @@ static PyArrayObject *new_output(int typenum, int64_t count, gp_dtype *dtype)
     }
     *dtype = (gp_dtype)code;
     npy_intp dims[1] = {(npy_intp)count};
-    return (PyArrayObject *)PyArray_SimpleNewFromDescr(1, dims, descr);
+    void *data = NULL;
+    PyObject *block = pinned ? gp_pinned_result_block((Py_ssize_t)(count * PyDataType_ELSIZE(descr)), &data) : NULL;
+    if (block == NULL) {
+        PyErr_Clear();
+        return (PyArrayObject *)PyArray_SimpleNewFromDescr(1, dims, descr);
+    }
+    PyObject *array = PyArray_NewFromDescr(&PyArray_Type, descr, 1, dims, NULL, data, NPY_ARRAY_CARRAY, NULL);
+    if (array == NULL || PyArray_SetBaseObject((PyArrayObject *)array, block) < 0) { /* steals block */
+        Py_XDECREF(array);
+        if (array == NULL) Py_DECREF(block);
+        return NULL;
+    }
+    return (PyArrayObject *)array;
 }
 
 #ifndef GPUPRIMS_NO_CUDA
@@ -147,12 +163,28 @@ typedef struct {
     int64_t outer, n, inner;
 } prepared_call;
 
+/* What runs the prepared call: a host reduce or scan on a GPU may stream (its result is then
+ * pinned, see new_output). */
+enum { NOT_STREAMED, STREAMED_REDUCE, STREAMED_SCAN };
+
 static int prepare(PyObject *array, int out_typenum, int64_t outer, int64_t n, int64_t inner,
-                   int64_t out_count, prepared_call *call)
+                   int64_t out_count, int streamed, prepared_call *call)
 {
     call->in = contiguous_input(array, outer, n, inner, &call->in_dtype);
     if (call->in == NULL) return -1;
-    call->out = new_output(out_typenum, out_count, &call->out_dtype);
+    int pinned = 0;
+#ifndef GPUPRIMS_NO_CUDA
+    PyArray_Descr *out_descr = streamed ? PyArray_DescrFromType(out_typenum) : NULL;
+    if (out_descr != NULL) {
+        pinned = gp_cuda_pinned_result_wanted((size_t)PyArray_NBYTES(call->in),
+                                              (size_t)(out_count * PyDataType_ELSIZE(out_descr)), outer * n * inner,
+                                              streamed == STREAMED_SCAN);
+        Py_DECREF(out_descr);
+    }
+#else
+    (void)streamed;
+#endif
+    call->out = new_output(out_typenum, out_count, &call->out_dtype, pinned);
     if (call->out == NULL) {
         Py_DECREF(call->in);
         return -1;
@@ -208,7 +240,9 @@ static PyObject *core_reduce(PyObject *self, PyObject *args)
     if (!PyArg_ParseTuple(args, "OiiLLLi", &array, &op, &out_typenum, &outer, &n, &inner, &device))
         return NULL;
     prepared_call call;
-    if (prepare(array, out_typenum, outer, n, inner, outer * inner, &call)) return NULL;
+    if (prepare(array, out_typenum, outer, n, inner, outer * inner, device >= 0 ? STREAMED_REDUCE : NOT_STREAMED,
+                &call))
+        return NULL;
     gp_reduce_desc desc;
     gp_error err = {GP_OK, ""};
     int status = reduce_desc_from(&call, op, &desc);
@@ -233,7 +267,9 @@ static PyObject *core_scan(PyObject *self, PyObject *args)
     if (!PyArg_ParseTuple(args, "OiLLLpi", &array, &out_typenum, &outer, &n, &inner, &exclusive, &device))
         return NULL;
     prepared_call call;
-    if (prepare(array, out_typenum, outer, n, inner, outer * n * inner, &call)) return NULL;
+    if (prepare(array, out_typenum, outer, n, inner, outer * n * inner, device >= 0 ? STREAMED_SCAN : NOT_STREAMED,
+                &call))
+        return NULL;
     gp_scan_desc desc;
     gp_error err = {GP_OK, ""};
     int status = scan_desc_from(&call, exclusive, &desc);
@@ -583,7 +619,7 @@ static int parse_correlate(PyObject *args, int resident, correlate_call *call, i
         return -1;
     }
     if (!resident) {
-        call->out = new_output(PyArray_TYPE(call->image), out_rows * out_cols, &mask_dtype);
+        call->out = new_output(PyArray_TYPE(call->image), out_rows * out_cols, &mask_dtype, 0);
         if (call->out == NULL) return -1;
         desc->out = PyArray_DATA(call->out);
     }
@@ -754,7 +790,8 @@ static PyObject *core_time_kernel(PyObject *self, PyObject *args)
     return gp_raise_backend_error(&err);
 #else
     prepared_call call;
-    if (prepare(array, out_typenum, outer, n, inner, is_scan ? outer * n * inner : outer * inner, &call))
+    if (prepare(array, out_typenum, outer, n, inner, is_scan ? outer * n * inner : outer * inner, NOT_STREAMED,
+                &call))
         return NULL;
     float *ms = PyMem_Calloc((size_t)repeats, sizeof(float));
     gp_error err = {GP_OK, ""};
@@ -820,20 +857,25 @@ static PyObject *core_time_correlate(PyObject *self, PyObject *args)
     return result;
 }
 
-PyDoc_STRVAR(time_memcpy_doc, "time_memcpy(nbytes, device, repeats) -> list of milliseconds for a\n"
-                              "device-to-device copy of nbytes.");
+PyDoc_STRVAR(time_memcpy_doc, "time_memcpy(nbytes, device, repeats, host=0) -> list of milliseconds for a\n"
+                              "device-to-device copy of nbytes, or a host-to-device copy from the host\n"
+                              "address `host` (pageable or pinned) when it is not 0.");
 
 static PyObject *core_time_memcpy(PyObject *self, PyObject *args)
 {
     (void)self;
     long long nbytes;
     int device, repeats;
-    if (!PyArg_ParseTuple(args, "Lii", &nbytes, &device, &repeats)) return NULL;
+    PyObject *host_address = NULL;
+    if (!PyArg_ParseTuple(args, "Lii|O", &nbytes, &device, &repeats, &host_address)) return NULL;
+    const void *host = host_address ? PyLong_AsVoidPtr(host_address) : NULL;
+    if (PyErr_Occurred()) return NULL;
     if (nbytes < 1 || repeats < 1 || device < 0) {
         PyErr_SetString(PyExc_ValueError, "time_memcpy: nbytes, repeats and device must be positive");
         return NULL;
     }
 #ifdef GPUPRIMS_NO_CUDA
+    (void)host;
     gp_error err = {GP_OK, ""};
     no_cuda(&err);
     return gp_raise_backend_error(&err);
@@ -843,7 +885,8 @@ static PyObject *core_time_memcpy(PyObject *self, PyObject *args)
     gp_error err = {GP_OK, ""};
     int status;
     Py_BEGIN_ALLOW_THREADS
-    status = gp_cuda_time_memcpy(device, (size_t)nbytes, repeats, ms, &err);
+    status = host ? gp_cuda_time_host_to_device(device, host, (size_t)nbytes, repeats, ms, &err)
+                  : gp_cuda_time_memcpy(device, (size_t)nbytes, repeats, ms, &err);
     Py_END_ALLOW_THREADS
     PyObject *result = status ? gp_raise_backend_error(&err) : milliseconds_list(ms, repeats);
     PyMem_Free(ms);
@@ -881,6 +924,7 @@ static PyMethodDef core_methods[] = {
     {"correlate_resident", core_correlate_resident, METH_VARARGS, correlate_resident_doc},
     {"time_correlate", core_time_correlate, METH_VARARGS, time_correlate_doc},
     {"array_from_object", core_array_from_object, METH_VARARGS, array_from_object_doc},
+    {"is_pinned", gp_py_is_pinned, METH_VARARGS, "is_pinned(address, nbytes) -> whether the host range is page-locked"},
     {NULL, NULL, 0, NULL},
 };
 
@@ -892,14 +936,20 @@ static struct PyModuleDef core_module = {
 PyMODINIT_FUNC PyInit__core(void)
 {
     import_array();
-    if (PyType_Ready(&gp_buffer_type) < 0 || PyType_Ready(&gp_dlpack_holder_type) < 0) return NULL;
+    if (PyType_Ready(&gp_buffer_type) < 0 || PyType_Ready(&gp_dlpack_holder_type) < 0 ||
+        PyType_Ready(&gp_pinned_buffer_type) < 0)
+        return NULL;
     PyObject *module = PyModule_Create(&core_module);
     if (module == NULL) return NULL;
-    Py_INCREF(&gp_buffer_type);
-    if (PyModule_AddObject(module, "Buffer", (PyObject *)&gp_buffer_type) < 0) {
-        Py_DECREF(&gp_buffer_type);
-        Py_DECREF(module);
-        return NULL;
+    PyTypeObject *types[] = {&gp_buffer_type, &gp_pinned_buffer_type};
+    const char *names[] = {"Buffer", "PinnedBuffer"};
+    for (int t = 0; t < 2; ++t) {
+        Py_INCREF(types[t]);
+        if (PyModule_AddObject(module, names[t], (PyObject *)types[t]) < 0) { /* steals only on success */
+            Py_DECREF(types[t]);
+            Py_DECREF(module);
+            return NULL;
+        }
     }
     return module;
 }

@@ -46,12 +46,26 @@ int gp_cuda_alloc(int device, size_t bytes, void **ptr, gp_error *err);
 void gp_cuda_free(int device, void *ptr);
 /* Waits for the device's stream first, so stream-ordered frees are counted. */
 int gp_cuda_memory_info(int device, gp_cuda_memory *info, gp_error *err);
-/* Waits for the device's stream, then releases every cached block the pool does not hand out. */
+/* Waits for the device's stream, then releases every cached block the pool does not hand out, and
+ * the cached pinned host blocks of dead streamed results. */
 int gp_cuda_empty_cache(int device, gp_error *err);
 /* The device a device (or managed) address belongs to; GP_ERR_INVALID for host memory. */
 int gp_cuda_pointer_device(const void *ptr, int *device, gp_error *err);
 /* A copy on the work stream between any host or device addresses; wait != 0 returns once done. */
 int gp_cuda_memcpy(int device, void *dst, const void *src, size_t bytes, int wait, gp_error *err);
+
+/* pipeline.cu: page-locked (pinned) host memory, which the GPU's copy engines read and write at
+ * the bus's full speed; gpuprims' host entry points skip their staging copy for it.  host_alloc
+ * fails (err set) where no GPU is usable; with `cached` the block comes from (and host_free
+ * returns it to) a cache of blocks for streamed results; *capacity is the block's size, which
+ * host_free needs back.  host_is_pinned says whether [ptr, ptr + bytes) is page-locked memory of
+ * any origin (gpuprims', CuPy's, PyTorch's, cudaHostRegister'ed).  pinned_result_wanted: whether
+ * a host reduction (scan != 0: scan) of these sizes streams with a result large enough to deserve
+ * a cached pinned block. */
+int gp_cuda_host_alloc(size_t bytes, int cached, void **ptr, size_t *capacity, gp_error *err);
+void gp_cuda_host_free(void *ptr, size_t capacity, int cached);
+int gp_cuda_host_is_pinned(const void *ptr, size_t bytes);
+int gp_cuda_pinned_result_wanted(size_t in_bytes, size_t out_bytes, int64_t count, int scan);
 
 /* stream.cu: the work stream (one per device, shared by all host threads) and ordering with
  * streams named the DLPack / __cuda_array_interface__ way (1 legacy default, 2 per-thread
@@ -86,6 +100,9 @@ int gp_cuda_time_copy_strided(int device, const gp_copy_desc *desc, int repeats,
 int gp_cuda_time_correlate(int device, const gp_correlate_desc *desc, int repeats, float *ms,
                            gp_error *err);
 int gp_cuda_time_memcpy(int device, size_t nbytes, int repeats, float *ms, gp_error *err);
+/* A host-to-device copy of nbytes from `host` (pageable or pinned) into a device buffer. */
+int gp_cuda_time_host_to_device(int device, const void *host, size_t nbytes, int repeats, float *ms,
+                                gp_error *err);
 
 #ifdef __cplusplus
 }

@@ -9,6 +9,7 @@
 #include <mutex>
 
 #include "gpuprims_cuda.h"
+#include "pipeline.cuh"
 #include "runtime.cuh"
 
 namespace gp {
@@ -127,5 +128,6 @@ extern "C" int gp_cuda_empty_cache(int device, gp_error *err)
     if (use_device(device, err) || device_pool(device, &pool, err)) return -1;
     if (synchronize(err, "emptying the cache")) return -1;
     GP_CUDA_TRY(cudaMemPoolTrimTo(pool, 0), err, "cudaMemPoolTrimTo");
+    release_pinned_results();
     return 0;
 }

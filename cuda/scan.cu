@@ -11,6 +11,7 @@
 #include <cuda/atomic>
 
 #include "gpuprims_cuda.h"
+#include "pipeline.cuh"
 #include "reduce_kernels.cuh"
 
 namespace gp {
@@ -31,6 +32,18 @@ struct ScanTuning {
 };
 
 enum : uint32_t { tile_invalid = 0, tile_aggregate = 1, tile_prefix = 2 };
+
+// A streamed scan (pipeline.cu) runs in pieces: each row starts from in[row], the total of the
+// row's earlier pieces, and leaves its own total in out[row].  Both null for a whole-array scan.
+template <class Op, class Acc> struct ScanCarry {
+    const Acc *in;
+    Acc *out;
+    __device__ Acc start(int64_t row) const { return in ? in[row] : Op::template identity<Acc>(); }
+    __device__ void finish(int64_t row, Acc total) const
+    {
+        if (out) out[row] = total;
+    }
+};
 
 template <class Acc> struct TileStatus {
     uint32_t flag;
@@ -141,7 +154,7 @@ __device__ Acc look_back(const TileState<Acc> &state, int64_t tile, int64_t t, A
 template <class Op, class In, class Acc, class Out>
 __global__ void __launch_bounds__(ScanTuning::threads, ScanTuning::min_blocks_per_sm)
 scan_tiles_kernel(const In *in, Out *out, int64_t n, int64_t tiles_per_row, TileState<Acc> state,
-                  int exclusive)
+                  int exclusive, ScanCarry<Op, Acc> carry)
 {
     constexpr int threads = ScanTuning::threads;
     constexpr int items = ScanTuning::items<In, Out>;
@@ -172,9 +185,9 @@ scan_tiles_kernel(const In *in, Out *out, int64_t n, int64_t tiles_per_row, Tile
     Acc block_total;
     const Acc thread_prefix = block_exclusive_scan<threads>(thread_total, op, scratch, block_total);
 
-    Acc tile_prefix_value = Op::template identity<Acc>();
+    Acc tile_prefix_value = t == 0 ? carry.start(row) : Op::template identity<Acc>();
     if (t == 0) {
-        if (threadIdx.x == 0) state.publish(tile, tile_prefix, block_total);
+        if (threadIdx.x == 0) state.publish(tile, tile_prefix, op(tile_prefix_value, block_total));
     } else {
         if (threadIdx.x < warp_threads) {
             const Acc prefix = look_back(state, tile, t, block_total, op);
@@ -184,6 +197,7 @@ scan_tiles_kernel(const In *in, Out *out, int64_t n, int64_t tiles_per_row, Tile
         tile_prefix_value = shared_prefix;
     }
 
+    if (t == tiles_per_row - 1 && threadIdx.x == 0) carry.finish(row, op(tile_prefix_value, block_total));
     Acc running = op(tile_prefix_value, thread_prefix);
     Tile::template transform<Op, Acc>(in_tile, out_tile, warp_valid, [&](Acc x) {
         const Acc before = running;
@@ -197,7 +211,8 @@ scan_tiles_kernel(const In *in, Out *out, int64_t n, int64_t tiles_per_row, Tile
 // elements per step, carrying the running total from step to step.
 template <class Op, class In, class Acc, class Out>
 __global__ void __launch_bounds__(ReduceTuning::threads)
-scan_short_rows_kernel(const In *in, Out *out, int64_t rows, int64_t n, int width, int exclusive)
+scan_short_rows_kernel(const In *in, Out *out, int64_t rows, int64_t n, int width, int exclusive,
+                       ScanCarry<Op, Acc> row_carry)
 {
     constexpr int items = ScanTuning::short_row_items;
     const Op op;
@@ -208,7 +223,7 @@ scan_short_rows_kernel(const In *in, Out *out, int64_t rows, int64_t n, int widt
         const bool active = row < rows;
         const In *src = in + row * n;
         Out *dst = out + row * n;
-        Acc carry = Op::template identity<Acc>();
+        Acc carry = active ? row_carry.start(row) : Op::template identity<Acc>();
         for (int64_t start = 0; start < n; start += static_cast<int64_t>(width) * items) {
             const int64_t first = start + static_cast<int64_t>(lane) * items;
             Acc values[items];
@@ -228,15 +243,17 @@ scan_short_rows_kernel(const In *in, Out *out, int64_t rows, int64_t n, int widt
                                                             : op(before, values[i]));
             carry = op(carry, __shfl_sync(full_mask, inclusive, width - 1, width));
         }
+        if (active && lane == 0) row_carry.finish(row, carry);
     }
 }
 
 // inner > 1: a thread per column walks its chunk with stride `inner` (coalesced across the warp),
-// starting from carry[(o * chunks + chunk) * inner + i] when carry is given.  in may equal out.
+// starting from carry[(o * chunks + chunk) * inner + i] when carry is given; the last chunk leaves
+// the column's total in totals[o * inner + i] when totals is given.  in may equal out.
 template <class Op, class In, class Acc, class Out>
 __global__ void __launch_bounds__(ReduceTuning::threads)
 scan_columns_kernel(const In *in, Out *out, int64_t outer, int64_t n, int64_t inner, int64_t chunk,
-                    const Acc *carry, int exclusive)
+                    const Acc *carry, int exclusive, Acc *totals)
 {
     const Op op;
     const int64_t columns = outer * inner;
@@ -257,12 +274,13 @@ scan_columns_kernel(const In *in, Out *out, int64_t outer, int64_t n, int64_t in
                 out[base + k * inner] = convert<Out>(running);
             }
         }
+        if (totals && blockIdx.y == gridDim.y - 1) totals[column] = running;
     }
 }
 
 template <class Op, class In, class Acc, class Out>
 static int scan_rows(int device, const In *in, Out *out, int64_t rows, int64_t n, int exclusive,
-                     gp_error *err)
+                     ScanCarry<Op, Acc> carry, gp_error *err)
 {
     constexpr int threads = ScanTuning::threads;
     constexpr int64_t tile_items = static_cast<int64_t>(threads) * ScanTuning::items<In, Out>;
@@ -275,7 +293,7 @@ static int scan_rows(int device, const In *in, Out *out, int64_t rows, int64_t n
         const int64_t max_blocks = static_cast<int64_t>(multiprocessor_count(device)) * 64;
         if (blocks > max_blocks) blocks = max_blocks;
         scan_short_rows_kernel<Op, In, Acc, Out><<<static_cast<unsigned>(blocks), ReduceTuning::threads,
-                                                   0, stream>>>(in, out, rows, n, width, exclusive);
+                                                   0, stream>>>(in, out, rows, n, width, exclusive, carry);
         GP_CHECK_LAUNCH(err, "scan_short_rows_kernel");
         return 0;
     }
@@ -291,35 +309,37 @@ static int scan_rows(int device, const In *in, Out *out, int64_t rows, int64_t n
     state.bind(workspace.as<void>(), tiles);
     GP_CUDA_TRY(cudaMemsetAsync(workspace.as<void>(), 0, bytes, stream), err, "cudaMemsetAsync");
     scan_tiles_kernel<Op, In, Acc, Out><<<static_cast<unsigned>(tiles), threads, 0, stream>>>(
-        in, out, n, tiles_per_row, state, exclusive);
+        in, out, n, tiles_per_row, state, exclusive, carry);
     GP_CHECK_LAUNCH(err, "scan_tiles_kernel");
     return 0;
 }
 
 template <class Op, class In, class Acc, class Out>
 static int scan_columns(int device, const In *in, Out *out, int64_t outer, int64_t n, int64_t inner,
-                        int exclusive, gp_error *err)
+                        int exclusive, ScanCarry<Op, Acc> carry, gp_error *err)
 {
     constexpr int threads = ReduceTuning::threads;
     const cudaStream_t stream = work_stream();
     const ColumnGrid geometry = column_grid(device, outer, n, inner);
     if (geometry.chunks == 1) {
         scan_columns_kernel<Op, In, Acc, Out><<<geometry.grid, threads, 0, stream>>>(
-            in, out, outer, n, inner, n, nullptr, exclusive);
+            in, out, outer, n, inner, n, carry.in, exclusive, carry.out);
         GP_CHECK_LAUNCH(err, "scan_columns_kernel");
         return 0;
     }
     // Chunk totals, their exclusive scan along the chunks (in place), then each chunk from its carry.
-    DeviceBuffer carry;
-    if (carry.allocate(sizeof(Acc) * outer * geometry.chunks * inner, err)) return -1;
+    // A streamed call's carry seeds the scan of the totals, which also yields the new carry.
+    DeviceBuffer chunk_carry;
+    if (chunk_carry.allocate(sizeof(Acc) * outer * geometry.chunks * inner, err)) return -1;
     reduce_columns_kernel<Op, In, Acc, Acc><<<geometry.grid, threads, 0, stream>>>(
-        in, carry.as<Acc>(), outer, n, inner, geometry.chunk);
+        in, chunk_carry.as<Acc>(), outer, n, inner, geometry.chunk);
     GP_CHECK_LAUNCH(err, "reduce_columns_kernel");
     scan_columns_kernel<Op, Acc, Acc, Acc><<<dim3(geometry.grid.x, 1), threads, 0, stream>>>(
-        carry.as<Acc>(), carry.as<Acc>(), outer, geometry.chunks, inner, geometry.chunks, nullptr, 1);
+        chunk_carry.as<Acc>(), chunk_carry.as<Acc>(), outer, geometry.chunks, inner, geometry.chunks,
+        carry.in, 1, carry.out);
     GP_CHECK_LAUNCH(err, "scan_columns_kernel");
     scan_columns_kernel<Op, In, Acc, Out><<<geometry.grid, threads, 0, stream>>>(
-        in, out, outer, n, inner, geometry.chunk, carry.as<const Acc>(), exclusive);
+        in, out, outer, n, inner, geometry.chunk, chunk_carry.as<const Acc>(), exclusive, nullptr);
     GP_CHECK_LAUNCH(err, "scan_columns_kernel");
     return 0;
 }
@@ -336,7 +356,8 @@ static int check_desc(const gp_scan_desc *desc, gp_error *err)
 
 }  // namespace gp
 
-extern "C" int gp_cuda_scan_resident(int device, const gp_scan_desc *desc, gp_error *err)
+int gp::scan_resident_carried(int device, const gp_scan_desc *desc, const void *carry_in,
+                              void *carry_out, gp_error *err)
 {
     using namespace gp;
     if (check_desc(desc, err) || use_device(device, err)) return -1;
@@ -347,13 +368,19 @@ extern "C" int gp_cuda_scan_resident(int device, const gp_scan_desc *desc, gp_er
             using Out = typename decltype(out_tag)::type;
             const In *in = static_cast<const In *>(desc->in);
             Out *out = static_cast<Out *>(desc->out);
+            const ScanCarry<SumOp, Acc> carry{static_cast<const Acc *>(carry_in), static_cast<Acc *>(carry_out)};
             if (desc->inner == 1)
                 return scan_rows<SumOp, In, Acc, Out>(device, in, out, desc->outer, desc->n,
-                                                      desc->exclusive, err);
+                                                      desc->exclusive, carry, err);
             return scan_columns<SumOp, In, Acc, Out>(device, in, out, desc->outer, desc->n,
-                                                     desc->inner, desc->exclusive, err);
+                                                     desc->inner, desc->exclusive, carry, err);
         });
     });
+}
+
+extern "C" int gp_cuda_scan_resident(int device, const gp_scan_desc *desc, gp_error *err)
+{
+    return gp::scan_resident_carried(device, desc, nullptr, nullptr, err);
 }
 
 extern "C" int gp_cuda_scan(int device, const gp_scan_desc *desc, gp_error *err)
@@ -361,8 +388,9 @@ extern "C" int gp_cuda_scan(int device, const gp_scan_desc *desc, gp_error *err)
     using namespace gp;
     if (check_desc(desc, err) || use_device(device, err)) return -1;
     const size_t count = static_cast<size_t>(desc->outer) * desc->n * desc->inner;
-    return with_device_copies(desc->in, count * gp_dtype_size(desc->in_dtype), desc->out,
-                              count * gp_dtype_size(desc->out_dtype), err,
+    const size_t in_bytes = count * gp_dtype_size(desc->in_dtype), out_bytes = count * gp_dtype_size(desc->out_dtype);
+    if (should_stream(in_bytes, out_bytes, static_cast<int64_t>(count), true)) return stream_scan(device, desc, err);
+    return with_device_copies(desc->in, in_bytes, desc->out, out_bytes, err,
                               [&](const void *device_in, void *device_out) {
                                   gp_scan_desc resident = *desc;
                                   resident.in = device_in;

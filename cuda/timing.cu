@@ -114,3 +114,19 @@ extern "C" int gp_cuda_time_memcpy(int device, size_t nbytes, int repeats, float
         return -1;
     return synchronize(err, "timing");
 }
+
+extern "C" int gp_cuda_time_host_to_device(int device, const void *host, size_t nbytes, int repeats, float *ms,
+                                           gp_error *err)
+{
+    using namespace gp;
+    if (use_device(device, err)) return -1;
+    DeviceBuffer target;
+    if (target.allocate(nbytes, err)) return -1;
+    if (time_repeats(repeats, ms, err, [&] {
+            GP_CUDA_TRY(cudaMemcpyAsync(target.as<void>(), host, nbytes, cudaMemcpyHostToDevice, work_stream()),
+                        err, "cudaMemcpyAsync");
+            return 0;
+        }))
+        return -1;
+    return synchronize(err, "timing");
+}

@@ -14,6 +14,7 @@ from ._transpose import transpose
 from ._convolve import convolve, convolve2d, correlate, correlate2d
 from ._device import DeviceUnavailableError, cuda_available, device_info
 from ._device_array import DeviceArray, empty_cache, memory_info, synchronize, to_device
+from ._pinned import empty_pinned, is_pinned, pinned_copy, pinned_like
 from . import _core
 
 __version__ = "0.1.0"
@@ -44,10 +45,14 @@ __all__ = [
     "cumsum",
     "device_info",
     "empty_cache",
+    "empty_pinned",
+    "is_pinned",
     "max",
     "mean",
     "memory_info",
     "min",
+    "pinned_copy",
+    "pinned_like",
     "prefix_sum",
     "prod",
     "sum",

@@ -463,3 +463,13 @@ def _time_memcpy(nbytes, repeats, *, device="cuda"):
     if index < 0:
         raise ValueError("_time_memcpy needs a CUDA device")
     return np.asarray(_core.time_memcpy(int(nbytes), index, int(repeats)), dtype=np.float64)
+
+
+def _time_host_to_device(a, repeats, *, device="cuda"):
+    """Times in milliseconds of `repeats` host-to-device copies of the C-contiguous array `a`
+    (pageable or pinned), after one untimed copy."""
+    index = resolve_device(device)
+    if index < 0:
+        raise ValueError("_time_host_to_device needs a CUDA device")
+    a = np.ascontiguousarray(a)
+    return np.asarray(_core.time_memcpy(a.nbytes, index, int(repeats), a.ctypes.data), dtype=np.float64)

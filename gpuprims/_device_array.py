@@ -356,6 +356,7 @@ def synchronize(device=None):
 
 
 def empty_cache(device=None):
-    """Give the cached, unused device memory back to the driver (waits for pending work)."""
+    """Give the cached, unused device memory back to the driver (waits for pending work), and the
+    cached page-locked host blocks of streamed results that have died back to the system."""
     index = resolve_device(device if device is not None else "cuda")
     _core.empty_cache(index)

@@ -1,0 +1,718 @@
+// The streaming engine: reduce and scan of host arrays at the speed of the bus, never holding the
+// whole array on the GPU.
+//
+// The (outer, n, inner) array is cut into tiles: whole outer slabs when one fits in a chunk, else
+// runs of rows of one slab (a block of columns when a row is too long), walked slab by slab, column
+// block by column block, along n.  Each tile goes
+//   host array --(copy threads)--> pinned slot --(H2D stream)--> device slot --(work stream:
+//   the resident kernels)--> device out slot --(D2H stream)--> pinned out slot --(copy threads)-->
+//   host result
+// through a ring of StreamTuning::slots slots, with events ordering the three streams, so copy in,
+// compute and copy out of different tiles overlap.  One host thread cannot copy pageable memory
+// as fast as the bus moves it, so a pool of copy threads shares every staging copy.  Pinned
+// (page-locked) host arrays skip their staging copy: the DMA reads or writes them directly.
+//
+// A reduction that splits a slab along n keeps the running result of each column on the device;
+// a scan carries each column's running total from one tile to the next (scan_resident_carried).
+//
+// Pinned slots, streams and events are allocated once per device and reused; the device slots
+// come from gpuprims' caching pool per call.  One streamed call runs per device at a time (the
+// bus is the bottleneck; a second caller waits), and every call leaves the streams idle, also
+// after a failure.
+#include <algorithm>
+#include <climits>
+#include <condition_variable>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "pipeline.cuh"
+
+namespace gp {
+
+// Tuning constants of the streaming engine.
+struct StreamTuning {
+    static constexpr int slots = 4;                        // tiles in flight
+    static constexpr size_t chunk_bytes = size_t(8) << 20;  // input bytes per tile
+    // Inputs from these sizes stream; smaller ones take the short path (one copy each way).  H200,
+    // float32, short path vs streamed: sum 16 MiB 0.97 vs 1.01 ms, 32 MiB 1.90 vs 1.80 ms;
+    // prefix_sum 8 MiB 0.99 vs 1.11 ms, 16 MiB 1.85 vs 1.17 ms (streamed results are pinned).
+    static constexpr size_t min_stream_bytes_reduce = size_t(32) << 20;
+    static constexpr size_t min_stream_bytes_scan = size_t(16) << 20;
+    static constexpr int max_copy_threads = 8;  // one host thread copies pageable memory at ~10 GB/s
+    static constexpr size_t bytes_per_copy_part = size_t(512) << 10;  // smaller copies use fewer threads
+    // A tile that cuts columns covers at least this many rows, so the running results of its
+    // columns (4 accumulators each) take at most chunk elements' bytes.
+    static constexpr int64_t min_rows_per_column_tile = 32;
+    // Device bytes per element of a tile beyond the slots: carries and kernel workspace.
+    static constexpr int64_t workspace_bytes_per_element = 2;
+    // Streamed results from this size go to cached pinned blocks, which the cache keeps up to
+    // pinned_cache_bytes of when their arrays die.
+    static constexpr size_t min_pinned_result_bytes = size_t(1) << 20;
+    static constexpr size_t pinned_cache_bytes = size_t(1) << 30;
+    static constexpr size_t pinned_block_granularity = size_t(2) << 20;
+};
+
+// ---- settings -----------------------------------------------------------------------------------
+
+// A non-negative integer environment variable, or `fallback` when unset or unreadable.
+static long long env_integer(const char *name, long long fallback)
+{
+    const char *text = std::getenv(name);
+    if (text == nullptr || *text == '\0') return fallback;
+    char *end = nullptr;
+    const long long value = std::strtoll(text, &end, 10);
+    return (*end == '\0' && value >= 0) ? value : fallback;
+}
+
+// The settings of one call, read from the environment each time (tests change them):
+//   GPUPRIMS_MAX_DEVICE_BYTES    device memory a host call may use (default: unlimited);
+//   GPUPRIMS_STREAM_CHUNK_BYTES  input bytes per tile (default StreamTuning::chunk_bytes);
+//   GPUPRIMS_STREAM_MIN_BYTES    the short path / streaming crossover;
+//   GPUPRIMS_STREAM_FAIL_TILE    test hook: the streamed call fails at this tile (RuntimeError).
+// GPUPRIMS_COPY_THREADS (host copy threads, default StreamTuning::max_copy_threads) is read once.
+struct StreamSettings {
+    size_t max_device_bytes, chunk_bytes, min_stream_bytes;
+    long long fail_tile;
+
+    static StreamSettings current(bool scan = false)
+    {
+        const size_t min_stream_bytes =
+            scan ? StreamTuning::min_stream_bytes_scan : StreamTuning::min_stream_bytes_reduce;
+        return {static_cast<size_t>(env_integer("GPUPRIMS_MAX_DEVICE_BYTES", LLONG_MAX)),
+                static_cast<size_t>(std::max(1LL, env_integer("GPUPRIMS_STREAM_CHUNK_BYTES",
+                                                              StreamTuning::chunk_bytes))),
+                static_cast<size_t>(env_integer("GPUPRIMS_STREAM_MIN_BYTES", min_stream_bytes)),
+                env_integer("GPUPRIMS_STREAM_FAIL_TILE", -1)};
+    }
+};
+
+bool should_stream(size_t in_bytes, size_t out_bytes, int64_t count, bool scan)
+{
+    const StreamSettings settings = StreamSettings::current(scan);
+    const size_t short_path_bytes =
+        in_bytes + out_bytes + static_cast<size_t>(count) * StreamTuning::workspace_bytes_per_element;
+    return in_bytes >= settings.min_stream_bytes || short_path_bytes > settings.max_device_bytes;
+}
+
+// ---- host copy threads --------------------------------------------------------------------------
+
+// A fixed pool of threads that share each staging copy.  Created on first use and never destroyed
+// (its threads sleep between jobs).
+class CopyThreads {
+  public:
+    static CopyThreads &instance()
+    {
+        static CopyThreads *pool = new CopyThreads();
+        return *pool;
+    }
+    int parts() const { return static_cast<int>(workers_.size()); }
+
+    // Starts job(part) for every part < parts on the threads (a single part runs at once on the
+    // caller); finish() waits for them.  One job at a time: start waits for another caller's.
+    void start(int parts, std::function<void(int)> job)
+    {
+        parts = std::max(1, std::min(parts, this->parts()));
+        busy_.lock();  // released by finish()
+        if (parts == 1) {
+            job(0);
+            return;
+        }
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            job_ = std::move(job);
+            parts_ = parts;
+            remaining_ = parts;
+            ++generation_;
+        }
+        wake_.notify_all();
+    }
+
+    void finish()
+    {
+        {
+            std::unique_lock<std::mutex> lock(mutex_);
+            done_.wait(lock, [this] { return remaining_ == 0; });
+        }
+        busy_.unlock();
+    }
+
+  private:
+    CopyThreads()
+    {
+        const unsigned hardware = std::thread::hardware_concurrency();
+        const long long wanted = env_integer("GPUPRIMS_COPY_THREADS", StreamTuning::max_copy_threads);
+        const int threads = static_cast<int>(std::max(1LL, std::min<long long>(wanted, hardware > 1 ? hardware : 1)));
+        for (int part = 0; part < threads; ++part) workers_.emplace_back([this, part] { work(part); });
+    }
+
+    void work(int part)
+    {
+        unsigned long long seen = 0;
+        std::unique_lock<std::mutex> lock(mutex_);
+        for (;;) {
+            wake_.wait(lock, [&] { return generation_ != seen; });
+            seen = generation_;
+            if (part >= parts_) continue;
+            lock.unlock();
+            job_(part);  // job_ changes only once every part of it is done
+            lock.lock();
+            if (--remaining_ == 0) done_.notify_one();
+        }
+    }
+
+    std::vector<std::thread> workers_;
+    std::mutex busy_, mutex_;
+    std::condition_variable wake_, done_;
+    std::function<void(int)> job_;
+    int parts_ = 0, remaining_ = 0;
+    unsigned long long generation_ = 0;
+};
+
+// ---- host arrays and tiles ----------------------------------------------------------------------
+
+// A C-contiguous host array seen as (outer, n, inner) elements of elem bytes.
+struct HostView {
+    char *data;
+    int64_t outer, n, inner, elem;
+    bool pinned;
+};
+
+// The elements [o0, o0 + o_count) x [k0, k0 + k_count) x [i0, i0 + i_count) of a HostView; on the
+// device a tile is packed, (o_count, k_count, i_count).
+struct Box {
+    int64_t o0, o_count, k0, k_count, i0, i_count;
+    int64_t count() const { return o_count * k_count * i_count; }
+    size_t offset(const HostView &view) const
+    {
+        return static_cast<size_t>(((o0 * view.n + k0) * view.inner + i0) * view.elem);
+    }
+    // Whether the box is one contiguous range of the view; if not, o_count == 1 (see TileWalk).
+    bool contiguous(const HostView &view) const
+    {
+        return i_count == view.inner && (k_count == view.n || o_count == 1);
+    }
+};
+
+// Copies part `part` of `parts` of a box between the host view and its packed form.
+static void copy_box_part(const HostView &view, const Box &box, char *packed, bool to_packed, int part,
+                          int parts)
+{
+    const int64_t total = box.count() * view.elem;
+    const int64_t cache_line = 64;
+    int64_t begin = part == 0 ? 0 : (total * part / parts) & ~(cache_line - 1);
+    const int64_t end = part == parts - 1 ? total : (total * (part + 1) / parts) & ~(cache_line - 1);
+    const int64_t run = box.contiguous(view) ? total : box.i_count * view.elem;
+    while (begin < end) {
+        const int64_t r = begin / run, within = begin - r * run;
+        const int64_t length = std::min(run - within, end - begin);
+        const Box row{box.o0 + r / box.k_count, 1, box.k0 + r % box.k_count, 1, box.i0, 1};
+        char *host = view.data + (box.contiguous(view) ? box.offset(view) : row.offset(view)) + within;
+        if (to_packed) std::memcpy(packed + begin, host, length);
+        else std::memcpy(host, packed + begin, length);
+        begin += length;
+    }
+}
+
+// A call's use of the copy threads: a box copied between the host view and its packed form, in
+// the background until finish() (which the destructor calls on every path).
+class BoxCopy {
+  public:
+    BoxCopy() = default;
+    BoxCopy(const BoxCopy &) = delete;
+    BoxCopy &operator=(const BoxCopy &) = delete;
+    ~BoxCopy() { finish(); }
+
+    void start(const HostView &view, const Box &box, char *packed, bool to_packed)
+    {
+        finish();
+        const size_t bytes = static_cast<size_t>(box.count() * view.elem);
+        const int parts = static_cast<int>(std::min<size_t>(CopyThreads::instance().parts(),
+                                                            1 + bytes / StreamTuning::bytes_per_copy_part));
+        CopyThreads::instance().start(parts, [=](int part) {
+            copy_box_part(view, box, packed, to_packed, part, parts);
+        });
+        running_ = true;
+    }
+
+    void finish()
+    {
+        if (running_) CopyThreads::instance().finish();
+        running_ = false;
+    }
+
+  private:
+    bool running_ = false;
+};
+
+// An asynchronous copy between a pinned host view's box and packed device memory.
+static cudaError_t copy_box_async(const HostView &view, const Box &box, char *device, bool to_device,
+                                  cudaStream_t stream)
+{
+    char *host = view.data + box.offset(view);
+    const size_t run = static_cast<size_t>(box.i_count * view.elem);
+    if (box.contiguous(view)) {
+        const size_t bytes = static_cast<size_t>(box.count() * view.elem);
+        return to_device ? cudaMemcpyAsync(device, host, bytes, cudaMemcpyHostToDevice, stream)
+                         : cudaMemcpyAsync(host, device, bytes, cudaMemcpyDeviceToHost, stream);
+    }
+    const size_t pitch = static_cast<size_t>(view.inner * view.elem);
+    return to_device ? cudaMemcpy2DAsync(device, run, host, pitch, run, box.k_count, cudaMemcpyHostToDevice, stream)
+                     : cudaMemcpy2DAsync(host, pitch, device, run, run, box.k_count, cudaMemcpyDeviceToHost, stream);
+}
+
+// The tile shape for `chunk` elements: whole slabs when one fits, else rows of one slab (a block
+// of at least min_rows_per_column_tile rows of a column block when a row is too long).
+struct Tiling {
+    int64_t o_block, k_block, i_block;
+};
+
+static Tiling plan_tiles(int64_t outer, int64_t n, int64_t inner, int64_t chunk)
+{
+    if (n * inner <= chunk) return {std::min(outer, chunk / (n * inner)), n, inner};
+    const int64_t columns = std::min(inner, std::max<int64_t>(1, chunk / StreamTuning::min_rows_per_column_tile));
+    return {1, std::min(n, chunk / columns), columns};
+}
+
+// Walks the tiles slab by slab, column block by column block, along n.
+class TileWalk {
+  public:
+    TileWalk(const HostView &view, const Tiling &tiling) : view_(view), tiling_(tiling) {}
+    bool next(Box *box)
+    {
+        if (o_ >= view_.outer) return false;
+        *box = {o_, std::min(tiling_.o_block, view_.outer - o_), k_, std::min(tiling_.k_block, view_.n - k_),
+                i_, std::min(tiling_.i_block, view_.inner - i_)};
+        if ((k_ += tiling_.k_block) >= view_.n) {
+            k_ = 0;
+            if ((i_ += tiling_.i_block) >= view_.inner) {
+                i_ = 0;
+                o_ += tiling_.o_block;
+            }
+        }
+        return true;
+    }
+
+  private:
+    HostView view_;
+    Tiling tiling_;
+    int64_t o_ = 0, k_ = 0, i_ = 0;
+};
+
+// Whether [ptr, ptr + bytes) is page-locked host memory (gpuprims', CuPy's, PyTorch's or
+// registered), which the DMA engines read and write directly.
+static bool host_pinned(const void *ptr, size_t bytes)
+{
+    const char *ends[2] = {static_cast<const char *>(ptr), static_cast<const char *>(ptr) + bytes - 1};
+    for (const char *address : ends) {
+        cudaPointerAttributes attributes;
+        if (cudaPointerGetAttributes(&attributes, address) != cudaSuccess) {
+            cudaGetLastError();
+            return false;
+        }
+        if (attributes.type != cudaMemoryTypeHost) return false;
+    }
+    return true;
+}
+
+static HostView host_view(const void *data, int64_t outer, int64_t n, int64_t inner, int64_t elem)
+{
+    char *bytes = static_cast<char *>(const_cast<void *>(data));
+    return {bytes, outer, n, inner, elem, host_pinned(data, static_cast<size_t>(outer * n * inner * elem))};
+}
+
+// ---- the engine ---------------------------------------------------------------------------------
+
+// A device's streams, events and pinned slots, created on its first streamed call and reused.
+struct Engine {
+    static constexpr int slots = StreamTuning::slots;
+    std::mutex mutex;  // one streamed call per device at a time
+    bool created = false;
+    cudaStream_t h2d = nullptr, d2h = nullptr;
+    cudaEvent_t allocated = nullptr;
+    cudaEvent_t in_copied[slots] = {}, computed[slots] = {}, out_copied[slots] = {};
+    char *pinned_in[slots] = {}, *pinned_out[slots] = {};
+    size_t pinned_in_bytes = 0, pinned_out_bytes = 0;
+
+    int create(gp_error *err)
+    {
+        if (created) return 0;
+        GP_CUDA_TRY(cudaStreamCreateWithFlags(&h2d, cudaStreamNonBlocking), err, "cudaStreamCreate");
+        GP_CUDA_TRY(cudaStreamCreateWithFlags(&d2h, cudaStreamNonBlocking), err, "cudaStreamCreate");
+        GP_CUDA_TRY(cudaEventCreateWithFlags(&allocated, cudaEventDisableTiming), err, "cudaEventCreate");
+        for (int s = 0; s < slots; ++s) {
+            GP_CUDA_TRY(cudaEventCreateWithFlags(&in_copied[s], cudaEventDisableTiming), err, "cudaEventCreate");
+            GP_CUDA_TRY(cudaEventCreateWithFlags(&computed[s], cudaEventDisableTiming), err, "cudaEventCreate");
+            GP_CUDA_TRY(cudaEventCreateWithFlags(&out_copied[s], cudaEventDisableTiming), err, "cudaEventCreate");
+        }
+        created = true;
+        return 0;
+    }
+
+    // Grows a ring of pinned slots to `bytes` each (kept between calls).
+    static int reserve(char *(&ring)[slots], size_t &capacity, size_t bytes, gp_error *err)
+    {
+        if (bytes <= capacity) return 0;
+        for (char *&slot : ring) {
+            if (slot) cudaFreeHost(slot);
+            slot = nullptr;
+        }
+        capacity = 0;
+        for (char *&slot : ring)
+            GP_CUDA_TRY(cudaHostAlloc(reinterpret_cast<void **>(&slot), bytes, cudaHostAllocPortable), err,
+                        "cudaHostAlloc (staging)");
+        capacity = bytes;
+        return 0;
+    }
+};
+
+constexpr int max_engine_devices = 64;
+static Engine engines[max_engine_devices];
+
+// What a tile's computation hands back: the box of the result it wrote to its device out slot
+// (count 0: none yet, as for a reduction tile that is not the last of its columns).
+using ComputeTile = std::function<int(const Box &in_box, const void *device_in, void *device_out,
+                                      Box *out_box)>;
+
+// Streams the tiles of `in` through the ring, computing each on the work stream and copying
+// results into `out`.  in_slot / out_slot: device bytes of one tile's input and result.
+static int run_pipeline(Engine &engine, const StreamSettings &settings, const HostView &in, const HostView &out,
+                        const Tiling &tiling, size_t in_slot, size_t out_slot, const ComputeTile &compute,
+                        gp_error *err)
+{
+    constexpr int slots = Engine::slots;
+    const cudaStream_t work = work_stream();
+    if (engine.create(err) ||
+        (!in.pinned && Engine::reserve(engine.pinned_in, engine.pinned_in_bytes, in_slot, err)) ||
+        (!out.pinned && Engine::reserve(engine.pinned_out, engine.pinned_out_bytes, out_slot, err)))
+        return -1;
+    DeviceBuffer device_in[slots], device_out[slots];
+    // Declared after the buffers, so destroyed before them: the copy streams are done with the
+    // buffers before their (work-stream ordered) release, on every path out of here.
+    struct CopyStreamsIdle {
+        const Engine &engine;
+        ~CopyStreamsIdle()
+        {
+            if (cudaStreamSynchronize(engine.h2d) != cudaSuccess || cudaStreamSynchronize(engine.d2h) != cudaSuccess)
+                cudaGetLastError();  // reported by stream_tiles' own synchronisation
+        }
+    } idle_on_exit{engine};
+    for (int s = 0; s < slots; ++s)
+        if (device_in[s].allocate(in_slot, err) || device_out[s].allocate(out_slot, err)) return -1;
+    // The slots are allocated in the work stream's order; the copy streams start after that.
+    GP_CUDA_TRY(cudaEventRecord(engine.allocated, work), err, "cudaEventRecord");
+    GP_CUDA_TRY(cudaStreamWaitEvent(engine.h2d, engine.allocated, 0), err, "cudaStreamWaitEvent");
+    GP_CUDA_TRY(cudaStreamWaitEvent(engine.d2h, engine.allocated, 0), err, "cudaStreamWaitEvent");
+
+    struct Pending {
+        long long tile;
+        int slot;
+        Box box;
+    };
+    std::deque<Pending> pending;  // results copied (or being copied) to pinned out slots
+    BoxCopy copies;               // the copy threads' current job: staging the next tile's input
+    // Waits for the pending results of tiles up to `last` and scatters them into the host result.
+    auto deliver = [&](long long last) {
+        while (!pending.empty() && pending.front().tile <= last) {
+            const Pending done = pending.front();
+            GP_CUDA_TRY(cudaEventSynchronize(engine.out_copied[done.slot]), err, "copy to host");
+            if (!out.pinned) {
+                copies.start(out, done.box, engine.pinned_out[done.slot], false);
+                copies.finish();
+            }
+            pending.pop_front();
+        }
+        return 0;
+    };
+    // Starts copying a tile's input into its pinned slot once the slot's previous tile left it.
+    auto stage = [&](long long tile, const Box &box) {
+        if (in.pinned) return 0;
+        const int s = static_cast<int>(tile % slots);
+        GP_CUDA_TRY(cudaEventSynchronize(engine.in_copied[s]), err, "copy to device");
+        copies.start(in, box, engine.pinned_in[s], true);
+        return 0;
+    };
+
+    TileWalk walk(in, tiling);
+    Box box, next;
+    bool more = walk.next(&next);
+    if (more && stage(0, next)) return -1;
+    for (long long tile = 0; more; ++tile) {
+        const int s = static_cast<int>(tile % slots);
+        box = next;
+        copies.finish();
+        if (tile == settings.fail_tile)
+            return fail(err, GP_ERR_DEVICE, "streamed call failed at the tile GPUPRIMS_STREAM_FAIL_TILE names");
+        // The copy threads stage the next tile while this one's copies and kernels are enqueued.
+        more = walk.next(&next);
+        if (more && stage(tile + 1, next)) return -1;
+        // In, once the device slot's previous tile has been computed.
+        GP_CUDA_TRY(cudaStreamWaitEvent(engine.h2d, engine.computed[s], 0), err, "cudaStreamWaitEvent");
+        GP_CUDA_TRY(in.pinned ? copy_box_async(in, box, device_in[s].as<char>(), true, engine.h2d)
+                              : cudaMemcpyAsync(device_in[s].as<void>(), engine.pinned_in[s],
+                                                static_cast<size_t>(box.count() * in.elem), cudaMemcpyHostToDevice,
+                                                engine.h2d),
+                    err, "copy to device");
+        GP_CUDA_TRY(cudaEventRecord(engine.in_copied[s], engine.h2d), err, "cudaEventRecord");
+        // Compute once the tile is in and the slot's previous result is out.
+        GP_CUDA_TRY(cudaStreamWaitEvent(work, engine.in_copied[s], 0), err, "cudaStreamWaitEvent");
+        GP_CUDA_TRY(cudaStreamWaitEvent(work, engine.out_copied[s], 0), err, "cudaStreamWaitEvent");
+        Box out_box{0, 0, 0, 0, 0, 0};
+        if (compute(box, device_in[s].as<const void>(), device_out[s].as<void>(), &out_box)) return -1;
+        GP_CUDA_TRY(cudaEventRecord(engine.computed[s], work), err, "cudaEventRecord");
+        if (out_box.count() == 0) continue;
+        // Out, once the pinned out slot's previous result has reached the host result.
+        if (deliver(tile - slots)) return -1;
+        GP_CUDA_TRY(cudaStreamWaitEvent(engine.d2h, engine.computed[s], 0), err, "cudaStreamWaitEvent");
+        const size_t out_bytes = static_cast<size_t>(out_box.count() * out.elem);
+        GP_CUDA_TRY(out.pinned ? copy_box_async(out, out_box, device_out[s].as<char>(), false, engine.d2h)
+                               : cudaMemcpyAsync(engine.pinned_out[s], device_out[s].as<void>(), out_bytes,
+                                                 cudaMemcpyDeviceToHost, engine.d2h),
+                    err, "copy to host");
+        GP_CUDA_TRY(cudaEventRecord(engine.out_copied[s], engine.d2h), err, "cudaEventRecord");
+        pending.push_back({tile, s, out_box});
+    }
+    return deliver(LLONG_MAX);
+}
+
+// Runs the pipeline under the device's engine lock and leaves every stream idle, on failure too,
+// so the pinned slots and device buffers are free for the next call.
+static int stream_tiles(int device, const HostView &in, const HostView &out, const Tiling &tiling, size_t in_slot,
+                        size_t out_slot, const ComputeTile &compute, gp_error *err)
+{
+    if (device < 0 || device >= max_engine_devices) return fail(err, GP_ERR_INVALID, "device index out of range");
+    Engine &engine = engines[device];
+    std::lock_guard<std::mutex> lock(engine.mutex);
+    const StreamSettings settings = StreamSettings::current();
+    int status = run_pipeline(engine, settings, in, out, tiling, in_slot, out_slot, compute, err);
+    gp_error drain_error;
+    const cudaStream_t streams[3] = {engine.h2d, engine.d2h, work_stream()};
+    for (cudaStream_t stream : streams) {
+        if (stream == nullptr) continue;
+        const cudaError_t code = cudaStreamSynchronize(stream);
+        if (code != cudaSuccess && status == 0) status = fail(err, code, "finishing a streamed call");
+        else if (code != cudaSuccess) fail(&drain_error, code, "finishing a streamed call");
+    }
+    return status;
+}
+
+// The elements of a tile for this call: the chunk setting, lowered so that the slots, carries and
+// workspace fit GPUPRIMS_MAX_DEVICE_BYTES.  0 (with err set) when not even one element fits.
+static int64_t tile_elements(size_t in_elem, size_t out_elem, size_t widest, gp_error *err)
+{
+    const StreamSettings settings = StreamSettings::current();
+    const size_t per_element = Engine::slots * (in_elem + out_elem) + StreamTuning::workspace_bytes_per_element;
+    const size_t chunk = std::min(std::max<size_t>(1, settings.chunk_bytes / widest),
+                                  settings.max_device_bytes / per_element);
+    if (chunk == 0) {
+        fail(err, GP_ERR_NOMEM, "GPUPRIMS_MAX_DEVICE_BYTES is too small to stream this array");
+        return 0;
+    }
+    return static_cast<int64_t>(std::min<size_t>(chunk, INT64_MAX / 2));
+}
+
+// A reduce or scan descriptor for one tile, packed on the device.
+template <class Desc> static Desc tile_desc(const Desc &whole, const Box &box, const void *device_in, void *device_out)
+{
+    Desc tile = whole;
+    tile.outer = box.o_count;
+    tile.n = box.k_count;
+    tile.inner = box.i_count;
+    tile.in = device_in;
+    tile.out = device_out;
+    return tile;
+}
+
+// The dtype partial results accumulate in: float for float16 sums and scans, else the result's.
+static gp_dtype accumulator_dtype(gp_dtype out) { return out == GP_FLOAT16 ? GP_FLOAT32 : out; }
+
+int stream_reduce(int device, const gp_reduce_desc *desc, gp_error *err)
+{
+    const int64_t in_elem = gp_dtype_size(desc->in_dtype), out_elem = gp_dtype_size(desc->out_dtype);
+    const int64_t chunk = tile_elements(in_elem, out_elem, in_elem, err);
+    if (chunk == 0) return -1;
+    const HostView in = host_view(desc->in, desc->outer, desc->n, desc->inner, in_elem);
+    const HostView out = host_view(desc->out, desc->outer, 1, desc->inner, out_elem);
+    const Tiling tiling = plan_tiles(desc->outer, desc->n, desc->inner, chunk);
+    const gp_dtype acc = desc->op == GP_MIN || desc->op == GP_MAX ? desc->in_dtype : accumulator_dtype(desc->out_dtype);
+    const size_t acc_row = static_cast<size_t>(tiling.i_block * gp_dtype_size(acc));
+
+    // Slabs cut along n: [running | tile partial] pairs, ping-ponged by the combining reduction.
+    DeviceBuffer running;
+    if (tiling.k_block < desc->n && running.allocate(4 * acc_row, err)) return -1;
+    char *pairs[2] = {running.as<char>(), running.as<char>() + 2 * acc_row};
+    int current = 0;
+    const ComputeTile compute = [&](const Box &box, const void *device_in, void *device_out, Box *out_box) {
+        const bool first = box.k0 == 0, last = box.k0 + box.k_count == desc->n;
+        gp_reduce_desc tile = tile_desc(*desc, box, device_in, device_out);
+        if (last) *out_box = {box.o0, box.o_count, 0, 1, box.i0, box.i_count};
+        if (first && last) return gp_cuda_reduce_resident(device, &tile, err);
+        const size_t row = static_cast<size_t>(box.i_count * gp_dtype_size(acc));
+        tile.out_dtype = acc;
+        tile.out = first ? pairs[current] : pairs[current] + row;
+        if (gp_cuda_reduce_resident(device, &tile, err)) return -1;
+        if (first) return 0;
+        // Combine the pair into the running result; the last tile's goes to the out slot.
+        const bool direct = last && acc == desc->out_dtype;
+        const gp_reduce_desc combine{desc->op, acc, acc, 1, 2, box.i_count, pairs[current],
+                                     direct ? device_out : pairs[1 - current]};
+        if (gp_cuda_reduce_resident(device, &combine, err)) return -1;
+        current = 1 - current;
+        if (!last || direct) return 0;
+        return gp_cuda_convert_resident(device, acc, pairs[current], desc->out_dtype, device_out, box.i_count, 0,
+                                        err);
+    };
+    const size_t out_slot = static_cast<size_t>(tiling.o_block * tiling.i_block * out_elem);
+    return stream_tiles(device, in, out, tiling, static_cast<size_t>(chunk * in_elem), out_slot, compute, err);
+}
+
+int stream_scan(int device, const gp_scan_desc *desc, gp_error *err)
+{
+    const int64_t in_elem = gp_dtype_size(desc->in_dtype), out_elem = gp_dtype_size(desc->out_dtype);
+    const int64_t chunk = tile_elements(in_elem, out_elem, std::max(in_elem, out_elem), err);
+    if (chunk == 0) return -1;
+    const HostView in = host_view(desc->in, desc->outer, desc->n, desc->inner, in_elem);
+    const HostView out = host_view(desc->out, desc->outer, desc->n, desc->inner, out_elem);
+    const Tiling tiling = plan_tiles(desc->outer, desc->n, desc->inner, chunk);
+    const size_t carry_row = static_cast<size_t>(tiling.i_block * gp_dtype_size(accumulator_dtype(desc->out_dtype)));
+
+    // Slabs cut along n: each column's running total, ping-ponged from tile to tile.
+    DeviceBuffer carries;
+    if (tiling.k_block < desc->n && carries.allocate(2 * carry_row, err)) return -1;
+    char *carry[2] = {carries.as<char>(), carries.as<char>() + carry_row};
+    int current = 0;
+    const ComputeTile compute = [&](const Box &box, const void *device_in, void *device_out, Box *out_box) {
+        const bool first = box.k0 == 0, last = box.k0 + box.k_count == desc->n;
+        const gp_scan_desc tile = tile_desc(*desc, box, device_in, device_out);
+        *out_box = box;
+        if (scan_resident_carried(device, &tile, first ? nullptr : carry[current], last ? nullptr : carry[1 - current],
+                                  err))
+            return -1;
+        current = 1 - current;
+        return 0;
+    };
+    return stream_tiles(device, in, out, tiling, static_cast<size_t>(chunk * in_elem),
+                        static_cast<size_t>(chunk * out_elem), compute, err);
+}
+
+}  // namespace gp
+
+// ---- page-locked host memory --------------------------------------------------------------------
+
+namespace gp {
+
+// Pinned blocks for streamed results.  The copy engine writes a result straight into one, and the
+// block returns here when the result array dies, so steady-state calls neither pin memory (~0.4 s
+// per GiB) nor fault in fresh pages (writing a fresh 256 MiB NumPy array costs ~60 ms of page
+// faults on the H200 machine, more than the whole streamed call).
+class PinnedCache {
+  public:
+    static PinnedCache &instance()
+    {
+        static PinnedCache *cache = new PinnedCache();
+        return *cache;
+    }
+
+    // A cached block of at least `bytes` (and at most twice that), else a new one.
+    int take(size_t bytes, void **ptr, size_t *capacity, gp_error *err)
+    {
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            auto block = free_.lower_bound(bytes);
+            if (block != free_.end() && block->first <= 2 * bytes) {
+                *capacity = block->first;
+                *ptr = block->second;
+                cached_ -= block->first;
+                free_.erase(block);
+                order_.erase(std::find(order_.begin(), order_.end(), *ptr));
+                return 0;
+            }
+        }
+        const size_t granularity = StreamTuning::pinned_block_granularity;
+        *capacity = (std::max<size_t>(bytes, 1) + granularity - 1) / granularity * granularity;
+        GP_CUDA_TRY(cudaHostAlloc(ptr, *capacity, cudaHostAllocPortable), err, "cudaHostAlloc");
+        return 0;
+    }
+
+    // Keeps the block for reuse; frees the oldest blocks past the cache's size.
+    void give(void *ptr, size_t capacity)
+    {
+        std::vector<void *> evicted;
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            free_.emplace(capacity, ptr);
+            order_.push_back(ptr);
+            cached_ += capacity;
+            while (cached_ > StreamTuning::pinned_cache_bytes && !order_.empty()) {
+                void *oldest = order_.front();
+                order_.pop_front();
+                auto block = std::find_if(free_.begin(), free_.end(), [&](const auto &entry) { return entry.second == oldest; });
+                cached_ -= block->first;
+                evicted.push_back(oldest);
+                free_.erase(block);
+            }
+        }
+        for (void *block : evicted)
+            if (cudaFreeHost(block) != cudaSuccess) cudaGetLastError();
+    }
+
+    // Frees every cached block.
+    void trim()
+    {
+        std::vector<void *> blocks;
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            for (const auto &entry : free_) blocks.push_back(entry.second);
+            free_.clear();
+            order_.clear();
+            cached_ = 0;
+        }
+        for (void *block : blocks)
+            if (cudaFreeHost(block) != cudaSuccess) cudaGetLastError();
+    }
+
+  private:
+    std::mutex mutex_;
+    std::multimap<size_t, void *> free_;  // capacity -> block
+    std::deque<void *> order_;            // the cached blocks, oldest first
+    size_t cached_ = 0;
+};
+
+void release_pinned_results() { PinnedCache::instance().trim(); }
+
+}  // namespace gp
+
+extern "C" int gp_cuda_host_alloc(size_t bytes, int cached, void **ptr, size_t *capacity, gp_error *err)
+{
+    *ptr = nullptr;
+    *capacity = bytes ? bytes : 1;
+    if (gp_cuda_device_count(err) == 0) return -1;
+    if (cached) return gp::PinnedCache::instance().take(bytes, ptr, capacity, err);
+    GP_CUDA_TRY(cudaHostAlloc(ptr, *capacity, cudaHostAllocPortable), err, "cudaHostAlloc");
+    return 0;
+}
+
+extern "C" void gp_cuda_host_free(void *ptr, size_t capacity, int cached)
+{
+    if (ptr == nullptr) return;
+    if (cached) gp::PinnedCache::instance().give(ptr, capacity);
+    else if (cudaFreeHost(ptr) != cudaSuccess) cudaGetLastError();
+}
+
+extern "C" int gp_cuda_pinned_result_wanted(size_t in_bytes, size_t out_bytes, int64_t count, int scan)
+{
+    return out_bytes >= gp::StreamTuning::min_pinned_result_bytes &&
+           gp::should_stream(in_bytes, out_bytes, count, scan != 0);
+}
+
+extern "C" int gp_cuda_host_is_pinned(const void *ptr, size_t bytes)
+{
+    gp_error ignored;
+    if (ptr == nullptr || bytes == 0 || gp_cuda_device_count(&ignored) == 0) return 0;
+    return gp::host_pinned(ptr, bytes);
+}
