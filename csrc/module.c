@@ -101,21 +101,54 @@ static PyArrayObject *new_output(int typenum, int64_t count, gp_dtype *dtype, in
     return (PyArrayObject *)array;
 }
 
-#ifndef GPUPRIMS_NO_CUDA
-/* A list of `repeats` timings in milliseconds (NULL with an exception set on failure). */
-static PyObject *milliseconds_list(const float *ms, int repeats)
-{
-    PyObject *result = PyList_New(repeats);
-    for (int r = 0; result != NULL && r < repeats; ++r) PyList_SET_ITEM(result, r, PyFloat_FromDouble(ms[r]));
-    return result;
-}
-#endif
-
 static int no_cuda(gp_error *err)
 {
     err->status = GP_ERR_INVALID;
     snprintf(err->message, sizeof err->message, "gpuprims was built without CUDA support");
     return -1;
+}
+
+/* What a timing entry point measures (bench.py): one primitive's device work on data uploaded
+ * once, or a copy of nbytes (from the host address `host` when not NULL, else device to device). */
+typedef enum { TIMED_REDUCE, TIMED_SCAN, TIMED_COPY_STRIDED, TIMED_CORRELATE, TIMED_MEMCPY } timed_kind;
+typedef struct {
+    timed_kind kind;
+    const void *desc; /* the kind's gp_*_desc */
+    const void *host;
+    size_t nbytes;
+} timed_work;
+
+/* The milliseconds of `repeats` runs of `work` on `device`, timed with CUDA events with the GIL
+ * released, as a list; NULL with an exception on failure. */
+static PyObject *timed_runs(int device, const timed_work *work, int repeats)
+{
+    gp_error err = {GP_OK, ""};
+#ifdef GPUPRIMS_NO_CUDA
+    (void)device, (void)work, (void)repeats;
+    no_cuda(&err);
+    return gp_raise_backend_error(&err);
+#else
+    float *ms = PyMem_Calloc((size_t)repeats, sizeof(float));
+    if (ms == NULL) return PyErr_NoMemory();
+    int status = -1;
+    Py_BEGIN_ALLOW_THREADS
+    switch (work->kind) {
+    case TIMED_REDUCE: status = gp_cuda_time_reduce(device, work->desc, repeats, ms, &err); break;
+    case TIMED_SCAN: status = gp_cuda_time_scan(device, work->desc, repeats, ms, &err); break;
+    case TIMED_COPY_STRIDED: status = gp_cuda_time_copy_strided(device, work->desc, repeats, ms, &err); break;
+    case TIMED_CORRELATE: status = gp_cuda_time_correlate(device, work->desc, repeats, ms, &err); break;
+    case TIMED_MEMCPY:
+        status = work->host ? gp_cuda_time_host_to_device(device, work->host, work->nbytes, repeats, ms, &err)
+                            : gp_cuda_time_memcpy(device, work->nbytes, repeats, ms, &err);
+        break;
+    }
+    Py_END_ALLOW_THREADS
+    PyObject *result = status ? gp_raise_backend_error(&err) : PyList_New(repeats);
+    for (int r = 0; status == 0 && result != NULL && r < repeats; ++r)
+        PyList_SET_ITEM(result, r, PyFloat_FromDouble(ms[r]));
+    PyMem_Free(ms);
+    return result;
+#endif
 }
 
 PyObject *gp_raise_no_cuda(void)
@@ -423,27 +456,6 @@ static int copy_desc_from(PyArrayObject *array, gp_copy_desc *desc)
     return aligned ? 0 : -1;
 }
 
-/* The times of `repeats` device copies of desc's view, uploaded once. */
-static PyObject *time_copy_strided(int device, const gp_copy_desc *desc, int repeats)
-{
-    gp_error err = {GP_OK, ""};
-#ifdef GPUPRIMS_NO_CUDA
-    (void)device, (void)desc, (void)repeats;
-    no_cuda(&err);
-    return gp_raise_backend_error(&err);
-#else
-    float *ms = PyMem_Calloc((size_t)repeats, sizeof(float));
-    if (ms == NULL) return PyErr_NoMemory();
-    int status;
-    Py_BEGIN_ALLOW_THREADS
-    status = gp_cuda_time_copy_strided(device, desc, repeats, ms, &err);
-    Py_END_ALLOW_THREADS
-    PyObject *result = status ? gp_raise_backend_error(&err) : milliseconds_list(ms, repeats);
-    PyMem_Free(ms);
-    return result;
-#endif
-}
-
 PyDoc_STRVAR(copy_strided_doc,
              "copy_strided(array, device, repeats=0) -> array, or list of milliseconds\n\n"
              "A new C-contiguous array with array's shape, dtype (byte order included) and values, whatever\n"
@@ -489,7 +501,7 @@ static PyObject *core_copy_strided(PyObject *self, PyObject *args)
     PyObject *out = PyArray_NewFromDescr(&PyArray_Type, descr, PyArray_NDIM(in), PyArray_DIMS(in),
                                          NULL, NULL, 0, NULL);
     if (out != NULL && repeats > 0) {
-        Py_SETREF(out, time_copy_strided(device, &desc, repeats));
+        Py_SETREF(out, timed_runs(device, &(timed_work){TIMED_COPY_STRIDED, &desc, NULL, 0}, repeats));
     } else if (out != NULL && PyArray_SIZE(in) > 0) {
         desc.out = PyArray_DATA((PyArrayObject *)out);
         gp_error err = {GP_OK, ""};
@@ -785,30 +797,20 @@ static PyObject *core_time_kernel(PyObject *self, PyObject *args)
     }
 #ifdef GPUPRIMS_NO_CUDA
     (void)array, (void)op, (void)out_typenum, (void)exclusive;
-    gp_error err = {GP_OK, ""};
-    no_cuda(&err);
-    return gp_raise_backend_error(&err);
+    return timed_runs(device, NULL, repeats);
 #else
     prepared_call call;
     if (prepare(array, out_typenum, outer, n, inner, is_scan ? outer * n * inner : outer * inner, NOT_STREAMED,
                 &call))
         return NULL;
-    float *ms = PyMem_Calloc((size_t)repeats, sizeof(float));
-    gp_error err = {GP_OK, ""};
     gp_reduce_desc reduce_desc;
     gp_scan_desc scan_desc;
-    int status = ms == NULL ? (PyErr_NoMemory(), -1)
-                 : is_scan  ? scan_desc_from(&call, exclusive, &scan_desc)
-                            : reduce_desc_from(&call, op, &reduce_desc);
-    if (status == 0) {
-        Py_BEGIN_ALLOW_THREADS
-        status = is_scan ? gp_cuda_time_scan(device, &scan_desc, repeats, ms, &err)
-                         : gp_cuda_time_reduce(device, &reduce_desc, repeats, ms, &err);
-        Py_END_ALLOW_THREADS
-        if (status) gp_raise_backend_error(&err);
-    }
-    PyObject *result = status == 0 ? milliseconds_list(ms, repeats) : NULL;
-    PyMem_Free(ms);
+    PyObject *result = NULL;
+    if (is_scan ? scan_desc_from(&call, exclusive, &scan_desc) == 0 : reduce_desc_from(&call, op, &reduce_desc) == 0)
+        result = timed_runs(device,
+                            is_scan ? &(timed_work){TIMED_SCAN, &scan_desc, NULL, 0}
+                                    : &(timed_work){TIMED_REDUCE, &reduce_desc, NULL, 0},
+                            repeats);
     Py_DECREF(call.in);
     Py_DECREF(call.out);
     return result;
@@ -818,27 +820,6 @@ static PyObject *core_time_kernel(PyObject *self, PyObject *args)
 PyDoc_STRVAR(time_correlate_doc,
              "time_correlate(repeats, args) -> list of milliseconds\n\n"
              "Times the device work of correlate(*args) with CUDA events, the input uploaded once.");
-
-/* The milliseconds of `repeats` timed runs of a correlation on `device`, or NULL with an exception. */
-static PyObject *time_correlate(int device, const gp_correlate_desc *desc, int repeats)
-{
-    gp_error err = {GP_OK, ""};
-#ifdef GPUPRIMS_NO_CUDA
-    (void)device, (void)desc, (void)repeats;
-    no_cuda(&err);
-    return gp_raise_backend_error(&err);
-#else
-    float *ms = PyMem_Calloc((size_t)repeats, sizeof(float));
-    if (ms == NULL) return PyErr_NoMemory();
-    int status;
-    Py_BEGIN_ALLOW_THREADS
-    status = gp_cuda_time_correlate(device, desc, repeats, ms, &err);
-    Py_END_ALLOW_THREADS
-    PyObject *result = status ? gp_raise_backend_error(&err) : milliseconds_list(ms, repeats);
-    PyMem_Free(ms);
-    return result;
-#endif
-}
 
 static PyObject *core_time_correlate(PyObject *self, PyObject *args)
 {
@@ -851,7 +832,7 @@ static PyObject *core_time_correlate(PyObject *self, PyObject *args)
         if (repeats < 1 || device < 0)
             PyErr_SetString(PyExc_ValueError, "time_correlate: repeats and device must be positive");
         else
-            result = time_correlate(device, &call.desc, repeats);
+            result = timed_runs(device, &(timed_work){TIMED_CORRELATE, &call.desc, NULL, 0}, repeats);
     }
     release_correlate(&call);
     return result;
@@ -874,24 +855,7 @@ static PyObject *core_time_memcpy(PyObject *self, PyObject *args)
         PyErr_SetString(PyExc_ValueError, "time_memcpy: nbytes, repeats and device must be positive");
         return NULL;
     }
-#ifdef GPUPRIMS_NO_CUDA
-    (void)host;
-    gp_error err = {GP_OK, ""};
-    no_cuda(&err);
-    return gp_raise_backend_error(&err);
-#else
-    float *ms = PyMem_Calloc((size_t)repeats, sizeof(float));
-    if (ms == NULL) return PyErr_NoMemory();
-    gp_error err = {GP_OK, ""};
-    int status;
-    Py_BEGIN_ALLOW_THREADS
-    status = host ? gp_cuda_time_host_to_device(device, host, (size_t)nbytes, repeats, ms, &err)
-                  : gp_cuda_time_memcpy(device, (size_t)nbytes, repeats, ms, &err);
-    Py_END_ALLOW_THREADS
-    PyObject *result = status ? gp_raise_backend_error(&err) : milliseconds_list(ms, repeats);
-    PyMem_Free(ms);
-    return result;
-#endif
+    return timed_runs(device, &(timed_work){TIMED_MEMCPY, NULL, host, (size_t)nbytes}, repeats);
 }
 
 static PyMethodDef core_methods[] = {
