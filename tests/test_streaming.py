@@ -379,7 +379,7 @@ def test_convolve_and_transpose_failure_mid_stream(streamed, monkeypatch, rng, f
     image, mask = make_data(rng, "float32", (300, 200)), make_data(rng, "float32", (3, 3))
     matrix = make_data(rng, "int16", (300, 500))
     calls = [lambda: gpuprims.convolve2d(image, mask, device="cuda"),
-             lambda: gpuprims.convolve(image[0], mask[0], device="cuda"),
+             lambda: gpuprims.convolve(image.ravel(), mask[0], device="cuda"),
              lambda: gpuprims.transpose(matrix, device="cuda")]
     wants = [call() for call in calls]
     streamed(4096)
