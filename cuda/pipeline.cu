@@ -614,7 +614,8 @@ int stream_reduce(int device, const gp_reduce_desc *desc, gp_error *err)
                                         err);
     };
     const size_t out_slot = static_cast<size_t>(tiling.o_block * tiling.i_block * out_elem);
-    return stream_tiles(device, in, out, walk_tiles(in, tiling), static_cast<size_t>(chunk * in_elem), out_slot, compute, err);
+    return stream_tiles(device, in, out, walk_tiles(in, tiling), static_cast<size_t>(chunk * in_elem), out_slot,
+                        compute, err);
 }
 
 int stream_scan(int device, const gp_scan_desc *desc, gp_error *err)
@@ -717,7 +718,8 @@ int stream_correlate(int device, const gp_correlate_desc *desc, gp_error *err)
     const bool signal = desc->rows == 1 && desc->mask_rows == 1 && desc->out_rows == 1;
     const CorrelateAxis axis =
         signal ? CorrelateAxis{desc->cols, desc->mask_cols, desc->col_offset, desc->out_cols, 1, 1}
-               : CorrelateAxis{desc->rows, desc->mask_rows, desc->row_offset, desc->out_rows, desc->cols, desc->out_cols};
+               : CorrelateAxis{desc->rows,      desc->mask_rows, desc->row_offset,
+                               desc->out_rows,  desc->cols,      desc->out_cols};
     const int64_t steps =
         steps_per_tile(axis.out_length, axis.unit, (axis.mask - 1) * axis.unit, axis.out_unit, elem, err);
     if (steps == 0) return -1;
