@@ -71,9 +71,29 @@ static PyArrayObject *contiguous_input(PyObject *obj, int64_t outer, int64_t n, 
     return array;
 }
 
-/* A 1-D output of count elements of typenum; with `pinned`, in a block from gpuprims' cache of
- * page-locked result blocks (the copy engine writes streamed results straight into it), or in
- * ordinary memory where pinning fails. */
+/* A C-contiguous array of descr (a reference stolen) and dims; with `pinned`, in a block from
+ * gpuprims' cache of page-locked result blocks (the copy engine writes streamed results straight
+ * into it), or in ordinary memory where pinning fails. */
+static PyArrayObject *new_array(PyArray_Descr *descr, int ndim, npy_intp *dims, int pinned)
+{
+    npy_intp count = 1;
+    for (int d = 0; d < ndim; ++d) count *= dims[d];
+    void *data = NULL;
+    PyObject *block = pinned ? gp_pinned_result_block((Py_ssize_t)(count * PyDataType_ELSIZE(descr)), &data) : NULL;
+    if (block == NULL) {
+        PyErr_Clear();
+        return (PyArrayObject *)PyArray_NewFromDescr(&PyArray_Type, descr, ndim, dims, NULL, NULL, 0, NULL);
+    }
+    PyObject *array = PyArray_NewFromDescr(&PyArray_Type, descr, ndim, dims, NULL, data, NPY_ARRAY_CARRAY, NULL);
+    if (array == NULL || PyArray_SetBaseObject((PyArrayObject *)array, block) < 0) { /* steals block */
+        Py_XDECREF(array);
+        if (array == NULL) Py_DECREF(block);
+        return NULL;
+    }
+    return (PyArrayObject *)array;
+}
+
+/* A 1-D output of count elements of typenum (pinned: see new_array). */
 static PyArrayObject *new_output(int typenum, int64_t count, gp_dtype *dtype, int pinned)
 {
     PyArray_Descr *descr = PyArray_DescrFromType(typenum);
@@ -86,19 +106,19 @@ static PyArrayObject *new_output(int typenum, int64_t count, gp_dtype *dtype, in
     }
     *dtype = (gp_dtype)code;
     npy_intp dims[1] = {(npy_intp)count};
-    void *data = NULL;
-    PyObject *block = pinned ? gp_pinned_result_block((Py_ssize_t)(count * PyDataType_ELSIZE(descr)), &data) : NULL;
-    if (block == NULL) {
-        PyErr_Clear();
-        return (PyArrayObject *)PyArray_SimpleNewFromDescr(1, dims, descr);
-    }
-    PyObject *array = PyArray_NewFromDescr(&PyArray_Type, descr, 1, dims, NULL, data, NPY_ARRAY_CARRAY, NULL);
-    if (array == NULL || PyArray_SetBaseObject((PyArrayObject *)array, block) < 0) { /* steals block */
-        Py_XDECREF(array);
-        if (array == NULL) Py_DECREF(block);
-        return NULL;
-    }
-    return (PyArrayObject *)array;
+    return new_array(descr, 1, dims, pinned);
+}
+
+/* Whether a host call on `device` that streams like a scan (convolution, transpose) gets a pinned
+ * result (see gp_cuda_pinned_result_wanted). */
+static int map_result_pinned(int device, size_t in_bytes, size_t out_bytes, int64_t count)
+{
+#ifdef GPUPRIMS_NO_CUDA
+    (void)device, (void)in_bytes, (void)out_bytes, (void)count;
+    return 0;
+#else
+    return device >= 0 && gp_cuda_pinned_result_wanted(in_bytes, out_bytes, count, 1);
+#endif
 }
 
 static int no_cuda(gp_error *err)
@@ -495,11 +515,13 @@ static PyObject *core_copy_strided(PyObject *self, PyObject *args)
         if (dense == NULL) return NULL;
         in = dense;
         copy_desc_from(in, &desc);
+        gp_copy_span(&desc, &lowest, &extent);
     }
     PyArray_Descr *descr = PyArray_DESCR(in);
     Py_INCREF(descr);
-    PyObject *out = PyArray_NewFromDescr(&PyArray_Type, descr, PyArray_NDIM(in), PyArray_DIMS(in),
-                                         NULL, NULL, 0, NULL);
+    const int pinned = repeats == 0 && map_result_pinned(device, (size_t)(extent * desc.elem_size),
+                                                          (size_t)PyArray_NBYTES(in), PyArray_SIZE(in));
+    PyObject *out = (PyObject *)new_array(descr, PyArray_NDIM(in), PyArray_DIMS(in), pinned);
     if (out != NULL && repeats > 0) {
         Py_SETREF(out, timed_runs(device, &(timed_work){TIMED_COPY_STRIDED, &desc, NULL, 0}, repeats));
     } else if (out != NULL && PyArray_SIZE(in) > 0) {
@@ -631,7 +653,10 @@ static int parse_correlate(PyObject *args, int resident, correlate_call *call, i
         return -1;
     }
     if (!resident) {
-        call->out = new_output(PyArray_TYPE(call->image), out_rows * out_cols, &mask_dtype, 0);
+        const size_t element = (size_t)PyArray_ITEMSIZE(call->image);
+        call->out = new_output(PyArray_TYPE(call->image), out_rows * out_cols, &mask_dtype,
+                               map_result_pinned(*device, (size_t)PyArray_NBYTES(call->image),
+                                                 element * (size_t)(out_rows * out_cols), out_rows * out_cols));
         if (call->out == NULL) return -1;
         desc->out = PyArray_DATA(call->out);
     }

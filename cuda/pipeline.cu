@@ -31,6 +31,7 @@
 #include <thread>
 #include <vector>
 
+#include "copy_layout.h"
 #include "pipeline.cuh"
 
 namespace gp {
@@ -219,7 +220,18 @@ static void copy_box_part(const HostView &view, const Box &box, char *packed, bo
     }
 }
 
-// A call's use of the copy threads: a box copied between the host view and its packed form, in
+// The boxes of a view that make up one tile's input, packed one after another in the slot (one
+// box for reduce and scan; a convolution tile at a wrapped or mirrored edge gathers several).
+using Boxes = std::vector<Box>;
+
+static int64_t boxes_count(const Boxes &boxes)
+{
+    int64_t count = 0;
+    for (const Box &box : boxes) count += box.count();
+    return count;
+}
+
+// A call's use of the copy threads: boxes copied between the host view and their packed form, in
 // the background until finish() (which the destructor calls on every path).
 class BoxCopy {
   public:
@@ -228,14 +240,18 @@ class BoxCopy {
     BoxCopy &operator=(const BoxCopy &) = delete;
     ~BoxCopy() { finish(); }
 
-    void start(const HostView &view, const Box &box, char *packed, bool to_packed)
+    void start(const HostView &view, const Boxes &boxes, char *packed, bool to_packed)
     {
         finish();
-        const size_t bytes = static_cast<size_t>(box.count() * view.elem);
+        const size_t bytes = static_cast<size_t>(boxes_count(boxes) * view.elem);
         const int parts = static_cast<int>(std::min<size_t>(CopyThreads::instance().parts(),
                                                             1 + bytes / StreamTuning::bytes_per_copy_part));
         CopyThreads::instance().start(parts, [=](int part) {
-            copy_box_part(view, box, packed, to_packed, part, parts);
+            char *at = packed;
+            for (const Box &box : boxes) {
+                copy_box_part(view, box, at, to_packed, part, parts);
+                at += box.count() * view.elem;
+            }
         });
         running_ = true;
     }
@@ -264,6 +280,18 @@ static cudaError_t copy_box_async(const HostView &view, const Box &box, char *de
     const size_t pitch = static_cast<size_t>(view.inner * view.elem);
     return to_device ? cudaMemcpy2DAsync(device, run, host, pitch, run, box.k_count, cudaMemcpyHostToDevice, stream)
                      : cudaMemcpy2DAsync(host, pitch, device, run, run, box.k_count, cudaMemcpyDeviceToHost, stream);
+}
+
+// Copies boxes of a pinned host view to (or from) their packed form in device memory.
+static cudaError_t copy_boxes_async(const HostView &view, const Boxes &boxes, char *device, bool to_device,
+                                    cudaStream_t stream)
+{
+    for (const Box &box : boxes) {
+        const cudaError_t code = copy_box_async(view, box, device, to_device, stream);
+        if (code != cudaSuccess) return code;
+        device += box.count() * view.elem;
+    }
+    return cudaSuccess;
 }
 
 // The tile shape for `chunk` elements: whole slabs when one fits, else rows of one slab (a block
@@ -374,15 +402,34 @@ struct Engine {
 constexpr int max_engine_devices = 64;
 static Engine engines[max_engine_devices];
 
+// A tile of a streamed call: the box its computation is told about (reduce and scan: the input
+// box; convolution and transpose: the output box) and the boxes of the input it is packed from.
+struct Tile {
+    Box box;
+    Boxes input;
+};
+// Fills in the next tile; false after the last.
+using NextTile = std::function<bool(Tile *tile)>;
+
+// The tiles of a Tiling, each one input box.
+static NextTile walk_tiles(const HostView &in, const Tiling &tiling)
+{
+    return [walk = TileWalk(in, tiling)](Tile *tile) mutable {
+        if (!walk.next(&tile->box)) return false;
+        tile->input.assign(1, tile->box);
+        return true;
+    };
+}
+
 // What a tile's computation hands back: the box of the result it wrote to its device out slot
 // (count 0: none yet, as for a reduction tile that is not the last of its columns).
-using ComputeTile = std::function<int(const Box &in_box, const void *device_in, void *device_out,
+using ComputeTile = std::function<int(const Box &tile_box, const void *device_in, void *device_out,
                                       Box *out_box)>;
 
-// Streams the tiles of `in` through the ring, computing each on the work stream and copying
-// results into `out`.  in_slot / out_slot: device bytes of one tile's input and result.
+// Streams the tiles next_tile gives through the ring, computing each on the work stream and
+// copying results into `out`.  in_slot / out_slot: device bytes of one tile's input and result.
 static int run_pipeline(Engine &engine, const StreamSettings &settings, const HostView &in, const HostView &out,
-                        const Tiling &tiling, size_t in_slot, size_t out_slot, const ComputeTile &compute,
+                        const NextTile &next_tile, size_t in_slot, size_t out_slot, const ComputeTile &compute,
                         gp_error *err)
 {
     constexpr int slots = Engine::slots;
@@ -422,7 +469,7 @@ static int run_pipeline(Engine &engine, const StreamSettings &settings, const Ho
             const Pending done = pending.front();
             GP_CUDA_TRY(cudaEventSynchronize(engine.out_copied[done.slot]), err, "copy to host");
             if (!out.pinned) {
-                copies.start(out, done.box, engine.pinned_out[done.slot], false);
+                copies.start(out, Boxes(1, done.box), engine.pinned_out[done.slot], false);
                 copies.finish();
             }
             pending.pop_front();
@@ -430,40 +477,39 @@ static int run_pipeline(Engine &engine, const StreamSettings &settings, const Ho
         return 0;
     };
     // Starts copying a tile's input into its pinned slot once the slot's previous tile left it.
-    auto stage = [&](long long tile, const Box &box) {
+    auto stage = [&](long long tile, const Boxes &input) {
         if (in.pinned) return 0;
         const int s = static_cast<int>(tile % slots);
         GP_CUDA_TRY(cudaEventSynchronize(engine.in_copied[s]), err, "copy to device");
-        copies.start(in, box, engine.pinned_in[s], true);
+        copies.start(in, input, engine.pinned_in[s], true);
         return 0;
     };
 
-    TileWalk walk(in, tiling);
-    Box box, next;
-    bool more = walk.next(&next);
-    if (more && stage(0, next)) return -1;
+    Tile current, next;
+    bool more = next_tile(&next);
+    if (more && stage(0, next.input)) return -1;
     for (long long tile = 0; more; ++tile) {
         const int s = static_cast<int>(tile % slots);
-        box = next;
+        std::swap(current, next);
         copies.finish();
         if (tile == settings.fail_tile)
             return fail(err, GP_ERR_DEVICE, "streamed call failed at the tile GPUPRIMS_STREAM_FAIL_TILE names");
         // The copy threads stage the next tile while this one's copies and kernels are enqueued.
-        more = walk.next(&next);
-        if (more && stage(tile + 1, next)) return -1;
+        more = next_tile(&next);
+        if (more && stage(tile + 1, next.input)) return -1;
         // In, once the device slot's previous tile has been computed.
         GP_CUDA_TRY(cudaStreamWaitEvent(engine.h2d, engine.computed[s], 0), err, "cudaStreamWaitEvent");
-        GP_CUDA_TRY(in.pinned ? copy_box_async(in, box, device_in[s].as<char>(), true, engine.h2d)
+        GP_CUDA_TRY(in.pinned ? copy_boxes_async(in, current.input, device_in[s].as<char>(), true, engine.h2d)
                               : cudaMemcpyAsync(device_in[s].as<void>(), engine.pinned_in[s],
-                                                static_cast<size_t>(box.count() * in.elem), cudaMemcpyHostToDevice,
-                                                engine.h2d),
+                                                static_cast<size_t>(boxes_count(current.input) * in.elem),
+                                                cudaMemcpyHostToDevice, engine.h2d),
                     err, "copy to device");
         GP_CUDA_TRY(cudaEventRecord(engine.in_copied[s], engine.h2d), err, "cudaEventRecord");
         // Compute once the tile is in and the slot's previous result is out.
         GP_CUDA_TRY(cudaStreamWaitEvent(work, engine.in_copied[s], 0), err, "cudaStreamWaitEvent");
         GP_CUDA_TRY(cudaStreamWaitEvent(work, engine.out_copied[s], 0), err, "cudaStreamWaitEvent");
         Box out_box{0, 0, 0, 0, 0, 0};
-        if (compute(box, device_in[s].as<const void>(), device_out[s].as<void>(), &out_box)) return -1;
+        if (compute(current.box, device_in[s].as<const void>(), device_out[s].as<void>(), &out_box)) return -1;
         GP_CUDA_TRY(cudaEventRecord(engine.computed[s], work), err, "cudaEventRecord");
         if (out_box.count() == 0) continue;
         // Out, once the pinned out slot's previous result has reached the host result.
@@ -482,14 +528,14 @@ static int run_pipeline(Engine &engine, const StreamSettings &settings, const Ho
 
 // Runs the pipeline under the device's engine lock and leaves every stream idle, on failure too,
 // so the pinned slots and device buffers are free for the next call.
-static int stream_tiles(int device, const HostView &in, const HostView &out, const Tiling &tiling, size_t in_slot,
-                        size_t out_slot, const ComputeTile &compute, gp_error *err)
+static int stream_tiles(int device, const HostView &in, const HostView &out, const NextTile &next_tile,
+                        size_t in_slot, size_t out_slot, const ComputeTile &compute, gp_error *err)
 {
     if (device < 0 || device >= max_engine_devices) return fail(err, GP_ERR_INVALID, "device index out of range");
     Engine &engine = engines[device];
     std::lock_guard<std::mutex> lock(engine.mutex);
     const StreamSettings settings = StreamSettings::current();
-    int status = run_pipeline(engine, settings, in, out, tiling, in_slot, out_slot, compute, err);
+    int status = run_pipeline(engine, settings, in, out, next_tile, in_slot, out_slot, compute, err);
     gp_error drain_error;
     const cudaStream_t streams[3] = {engine.h2d, engine.d2h, work_stream()};
     for (cudaStream_t stream : streams) {
@@ -568,7 +614,8 @@ int stream_reduce(int device, const gp_reduce_desc *desc, gp_error *err)
                                         err);
     };
     const size_t out_slot = static_cast<size_t>(tiling.o_block * tiling.i_block * out_elem);
-    return stream_tiles(device, in, out, tiling, static_cast<size_t>(chunk * in_elem), out_slot, compute, err);
+    return stream_tiles(device, in, out, walk_tiles(in, tiling), static_cast<size_t>(chunk * in_elem), out_slot,
+                        compute, err);
 }
 
 int stream_scan(int device, const gp_scan_desc *desc, gp_error *err)
@@ -596,8 +643,166 @@ int stream_scan(int device, const gp_scan_desc *desc, gp_error *err)
         current = 1 - current;
         return 0;
     };
-    return stream_tiles(device, in, out, tiling, static_cast<size_t>(chunk * in_elem),
+    return stream_tiles(device, in, out, walk_tiles(in, tiling), static_cast<size_t>(chunk * in_elem),
                         static_cast<size_t>(chunk * out_elem), compute, err);
+}
+
+// Steps of a streamed axis per tile, when a tile of h steps packs h * in_per_step + in_extra input
+// elements and h * out_per_step result elements of elem bytes: as many as the chunk setting
+// holds (at least one), lowered so that the slots fit GPUPRIMS_MAX_DEVICE_BYTES, at most `steps`.
+// 0 (with err set) when not even one step fits.
+static int64_t steps_per_tile(int64_t steps, int64_t in_per_step, int64_t in_extra, int64_t out_per_step,
+                              int64_t elem, gp_error *err)
+{
+    const StreamSettings settings = StreamSettings::current();
+    const int64_t chunk = static_cast<int64_t>(std::min<size_t>(settings.chunk_bytes, INT64_MAX) / elem);
+    const int64_t wanted = std::max<int64_t>(1, (chunk - in_extra) / std::max(in_per_step, out_per_step));
+    const int64_t budget = static_cast<int64_t>(std::min<size_t>(settings.max_device_bytes, INT64_MAX) /
+                                                Engine::slots / static_cast<size_t>(elem));
+    const int64_t fitting = budget < in_extra ? 0 : (budget - in_extra) / (in_per_step + out_per_step);
+    if (fitting == 0) {
+        fail(err, GP_ERR_NOMEM, "GPUPRIMS_MAX_DEVICE_BYTES is too small to stream this array");
+        return 0;
+    }
+    return std::min({wanted, fitting, steps});
+}
+
+// Convolution streams along one axis of the image: its rows, or the samples of a one-row image
+// under a one-row mask (a 1-D signal).  Along that axis: the image's length, the mask's extent, the
+// offset of the first window and the result's length; unit and out_unit are the elements of one
+// step in the image and the result.
+struct CorrelateAxis {
+    int64_t length, mask, offset, out_length, unit, out_unit;
+};
+
+// The image a tile's launch sees along the axis: `length` steps, read from `offset` on.
+struct CorrelateTileImage {
+    int64_t length, offset;
+};
+
+// The input of the tile of results [first, first + count) along the axis: the boxes of the image
+// (seen as (1, length, unit)) it is packed from, and what its launch sees.  The launch keeps the
+// whole image's geometry across the axis.  Along it, windows that stay inside the image, or reach
+// past it under the fill rule, read the image's part they overlap, at an offset (the launch reads
+// the fill value past that part, exactly where the whole image ends); under wrap and symm, the
+// steps the rule reads are gathered in the order the windows read them, so that the launch never
+// reads past its own tile.
+static CorrelateTileImage correlate_tile_image(const CorrelateAxis &axis, gp_boundary boundary, int64_t first,
+                                               int64_t count, Boxes *input)
+{
+    const int64_t lo = first + axis.offset, hi = lo + count + axis.mask - 1;  // the steps the windows read
+    input->clear();
+    const auto add = [&](int64_t from, int64_t steps) {  // appends, merged with an adjacent last box
+        if (!input->empty() && input->back().k0 + input->back().k_count == from) input->back().k_count += steps;
+        else input->push_back({0, 1, from, steps, 0, axis.unit});
+    };
+    const int64_t begin = std::max<int64_t>(lo, 0), end = std::min(hi, axis.length);
+    if (boundary == GP_BOUNDARY_FILL || (lo >= 0 && hi <= axis.length)) {
+        if (begin >= end) {  // no overlap: one step, which every read misses
+            const int64_t step = lo >= axis.length ? axis.length - 1 : 0;
+            add(step, 1);
+            return {1, lo - step};
+        }
+        add(begin, end - begin);
+        return {end - begin, lo - begin};
+    }
+    for (int64_t x = lo; x < std::min<int64_t>(hi, 0); ++x) add(gp_boundary_index(x, axis.length, boundary), 1);
+    if (begin < end) add(begin, end - begin);
+    for (int64_t x = std::max(lo, axis.length); x < hi; ++x) add(gp_boundary_index(x, axis.length, boundary), 1);
+    return {hi - lo, 0};
+}
+
+int stream_correlate(int device, const gp_correlate_desc *desc, gp_error *err)
+{
+    const int64_t elem = gp_dtype_size(desc->dtype);
+    const bool signal = desc->rows == 1 && desc->mask_rows == 1 && desc->out_rows == 1;
+    const CorrelateAxis axis =
+        signal ? CorrelateAxis{desc->cols, desc->mask_cols, desc->col_offset, desc->out_cols, 1, 1}
+               : CorrelateAxis{desc->rows,      desc->mask_rows, desc->row_offset,
+                               desc->out_rows,  desc->cols,      desc->out_cols};
+    const int64_t steps =
+        steps_per_tile(axis.out_length, axis.unit, (axis.mask - 1) * axis.unit, axis.out_unit, elem, err);
+    if (steps == 0) return -1;
+    const HostView in = host_view(desc->in, 1, axis.length, axis.unit, elem);
+    const HostView out = host_view(desc->out, 1, axis.out_length, axis.out_unit, elem);
+    int64_t first = 0;
+    const NextTile next_tile = [&](Tile *tile) {
+        if (first >= axis.out_length) return false;
+        const int64_t count = std::min(steps, axis.out_length - first);
+        tile->box = {0, 1, first, count, 0, axis.out_unit};
+        correlate_tile_image(axis, desc->boundary, first, count, &tile->input);
+        first += count;
+        return true;
+    };
+    Boxes input;
+    const ComputeTile compute = [&](const Box &box, const void *device_in, void *device_out, Box *out_box) {
+        const CorrelateTileImage image = correlate_tile_image(axis, desc->boundary, box.k0, box.k_count, &input);
+        gp_correlate_desc tile = *desc;
+        tile.in = device_in;
+        tile.out = device_out;
+        (signal ? tile.cols : tile.rows) = image.length;
+        (signal ? tile.col_offset : tile.row_offset) = image.offset;
+        (signal ? tile.out_cols : tile.out_rows) = box.k_count;
+        *out_box = box;
+        return gp_cuda_correlate_resident(device, &tile, err);
+    };
+    return stream_tiles(device, in, out, next_tile, static_cast<size_t>((steps + axis.mask - 1) * axis.unit * elem),
+                        static_cast<size_t>(steps * axis.out_unit * elem), compute, err);
+}
+
+// The span of `copy` (see gp_copy_span) with its dimension s cut to `steps`.
+static void cut_span(gp_copy_desc copy, int s, int64_t steps, int64_t *lowest, int64_t *extent)
+{
+    copy.shape[s] = steps;
+    gp_copy_span(&copy, lowest, extent);
+}
+
+int stream_copy_strided(int device, const gp_copy_desc *desc, gp_error *err)
+{
+    gp_copy_desc copy = *desc;
+    gp_copy_merge(&copy);
+    if (copy.ndim == 0) copy = gp_copy_desc{1, copy.elem_size, {1}, {0}, copy.in, copy.out};
+    // Streamed along the dimension of the largest source stride, so that each tile's input is one
+    // run of the (dense) source; its result is a panel of the output: `outer` runs of h * inner.
+    int s = 0;
+    for (int d = 1; d < copy.ndim; ++d)
+        if (std::abs(copy.strides[d]) > std::abs(copy.strides[s])) s = d;
+    const int64_t elem = copy.elem_size, rest = gp_copy_count(&copy) / copy.shape[s];
+    int64_t outer = 1, whole_lowest, whole_extent, step_lowest, step_extent;
+    for (int d = 0; d < s; ++d) outer *= copy.shape[d];
+    const int64_t inner = rest / outer;
+    gp_copy_span(&copy, &whole_lowest, &whole_extent);
+    cut_span(copy, s, 1, &step_lowest, &step_extent);
+    const int64_t steps = steps_per_tile(copy.shape[s], std::max(std::abs(copy.strides[s]), step_extent), 0,
+                                         rest, elem, err);
+    if (steps == 0) return -1;
+    const HostView in = host_view(static_cast<const char *>(copy.in) + whole_lowest * elem, 1, whole_extent, 1, elem);
+    const HostView out = host_view(copy.out, 1, outer, copy.shape[s] * inner, elem);
+    int64_t first = 0;
+    const NextTile next_tile = [&](Tile *tile) {
+        if (first >= copy.shape[s]) return false;
+        const int64_t count = std::min(steps, copy.shape[s] - first);
+        int64_t lowest, extent;
+        cut_span(copy, s, count, &lowest, &extent);
+        tile->box = {0, 1, 0, outer, first * inner, count * inner};
+        tile->input.assign(1, Box{0, 1, first * copy.strides[s] + lowest - whole_lowest, extent, 0, 1});
+        first += count;
+        return true;
+    };
+    const ComputeTile compute = [&](const Box &box, const void *device_in, void *device_out, Box *out_box) {
+        gp_copy_desc tile = copy;
+        int64_t lowest, extent;
+        tile.shape[s] = box.i_count / inner;
+        cut_span(copy, s, tile.shape[s], &lowest, &extent);
+        tile.in = static_cast<const char *>(device_in) - lowest * elem;
+        tile.out = device_out;
+        *out_box = box;
+        return gp_cuda_copy_strided_resident(device, &tile, err);
+    };
+    int64_t slot_lowest, slot_extent;
+    cut_span(copy, s, steps, &slot_lowest, &slot_extent);
+    return stream_tiles(device, in, out, next_tile, static_cast<size_t>(slot_extent * elem),
+                        static_cast<size_t>(steps * rest * elem), compute, err);
 }
 
 }  // namespace gp

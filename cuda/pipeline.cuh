@@ -1,6 +1,6 @@
-// Internal interface of the streaming engine (pipeline.cu): how the host entry points of reduce
-// and scan decide between the short path (with_device_copies) and streaming, and the streamed
-// forms themselves.  See pipeline.cu for the design.
+// Internal interface of the streaming engine (pipeline.cu): how the host entry points of reduce,
+// scan, convolution and transpose decide between the short path (with_device_copies) and
+// streaming, and the streamed forms themselves.  See pipeline.cu for the design.
 #pragma once
 
 #include "gpuprims_cuda.h"
@@ -11,11 +11,15 @@ namespace gp {
 // Whether a host reduction (or scan) moving in_bytes in and out_bytes out (count elements) streams:
 // when its input is large enough to gain from the pipeline (StreamTuning::min_stream_bytes_*, or
 // GPUPRIMS_STREAM_MIN_BYTES) or when the short path's copies would pass GPUPRIMS_MAX_DEVICE_BYTES.
+// Convolution and transpose, whose results are as large as their inputs, decide as scans do.
 bool should_stream(size_t in_bytes, size_t out_bytes, int64_t count, bool scan);
 
 // Streamed forms of gp_cuda_reduce and gp_cuda_scan (same descriptors, host pointers).
 int stream_reduce(int device, const gp_reduce_desc *desc, gp_error *err);
 int stream_scan(int device, const gp_scan_desc *desc, gp_error *err);
+// Streamed forms of gp_cuda_correlate and gp_cuda_copy_strided (the copy's source view dense).
+int stream_correlate(int device, const gp_correlate_desc *desc, gp_error *err);
+int stream_copy_strided(int device, const gp_copy_desc *desc, gp_error *err);
 
 // Frees the cached pinned blocks of dead streamed results (gp_cuda_empty_cache).
 void release_pinned_results();

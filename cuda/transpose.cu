@@ -21,6 +21,7 @@
 #include "common.cuh"
 #include "copy_layout.h"
 #include "gpuprims_cuda.h"
+#include "pipeline.cuh"
 
 namespace gp {
 
@@ -552,8 +553,11 @@ extern "C" int gp_cuda_copy_strided(int device, const gp_copy_desc *desc, gp_err
     // The span the view covers goes to the device as it is; element (0, ..., 0) lies `offset`
     // bytes into it.
     const size_t size = static_cast<size_t>(desc->elem_size), offset = static_cast<size_t>(-lowest) * size;
+    const int64_t count = gp_copy_count(desc);
+    if (should_stream(static_cast<size_t>(extent) * size, static_cast<size_t>(count) * size, count, true))
+        return stream_copy_strided(device, desc, err);
     return with_device_copies(static_cast<const char *>(desc->in) - offset, static_cast<size_t>(extent) * size,
-                              desc->out, static_cast<size_t>(gp_copy_count(desc)) * size, err,
+                              desc->out, static_cast<size_t>(count) * size, err,
                               [&](const void *in, void *out) {
                                   gp_copy_desc on_device = *desc;
                                   on_device.in = static_cast<const char *>(in) + offset;

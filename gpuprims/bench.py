@@ -31,9 +31,9 @@ Four modes are measured for every operation and size:
     End to end from a NumPy array on the host, timed with
     :func:`time.perf_counter`: ``gpuprims.<op>(a)``, NumPy itself, and, on a
     CUDA device, CuPy (``cupy.asarray`` + op + ``.get()``) and PyTorch
-    (``torch.from_numpy(a).cuda()`` + op + ``.cpu()``).  For ``sum`` and
-    ``prefix_sum`` also the host-to-device copy roofline (``h2d-pageable``,
-    ``h2d-pinned``: one ``cudaMemcpy`` of the input, CUDA events) and
+    (``torch.from_numpy(a).cuda()`` + op + ``.cpu()``).  For ``sum``,
+    ``prefix_sum``, ``transpose``, ``convolve`` and ``convolve2d`` also the
+    host-to-device copy roofline (``h2d-pageable``, ``h2d-pinned``: one ``cudaMemcpy`` of the input, CUDA events) and
     ``gpuprims-pinned`` (the input in :func:`gpuprims.empty_pinned` memory);
     their ``x_memcpy`` is the pinned bound (the larger of the input and the
     result bytes over the ``h2d-pinned`` rate: copies in and out overlap)
@@ -96,7 +96,7 @@ CONVOLVE_OPS = frozenset(CONVOLVE_TAPS) | {"convolve2d"}
 OPS = ("sum", "prod", "min", "max", "mean", "prefix_sum", "transpose", "convolve", "convolve_long",
        "convolve2d")
 SCAN_OPS = frozenset({"prefix_sum"})
-PINNED_OPS = frozenset({"sum", "prefix_sum"})
+PINNED_OPS = frozenset({"sum", "prefix_sum", "transpose", "convolve", "convolve2d"})
 """Ops with end-to-end rows from pinned inputs and the host-to-device roofline."""
 COPY_OPS = frozenset({"transpose"})
 DEFAULT_OPS = ("sum", "max", "prefix_sum", "transpose")
@@ -911,7 +911,7 @@ class Benchmark:
         if self.e2e:
             rows += self._e2e_rows(op, a, axes, labels)
             if op in PINNED_OPS and self.device != "cpu":
-                rows = self._with_pinned_rows(op, a, rows)
+                rows = self._with_pinned_rows(op, a, axes, labels, rows)
         return rows
 
     def _kernel_rows(self, op: str, a: np.ndarray, axes, labels: dict) -> list[Row]:
@@ -972,21 +972,22 @@ class Benchmark:
                 rows.append(Row(op, n, library.name, E2E, ms, gbps(nbytes, ms), None, **labels))
         return rows
 
-    def _with_pinned_rows(self, op: str, a: np.ndarray, rows: list[Row]) -> list[Row]:
+    def _with_pinned_rows(self, op: str, a: np.ndarray, axes, labels: dict, rows: list[Row]) -> list[Row]:
         """Add the host-to-device roofline and pinned-input rows of ``op``, and rate the
         end-to-end gpuprims rows against the pinned bound."""
         n, repeats = a.size, e2e_repeats(self.repeats, a.nbytes)
-        pinned = gpuprims.pinned_copy(a)
+        pinned = gpuprims.pinned_copy(op_input(op, a))
         extra = []
         for library, source in (("h2d-pageable", a), ("h2d-pinned", pinned)):
             ms = self._timed(library, op, n, (MemoryError,), lambda: _api._time_host_to_device(
                 source, self.repeats, device=self.device))
             if ms is not None:
-                extra.append(Row(op, n, library, E2E, ms, gbps(a.nbytes, ms), None))
-        function = Gpuprims(self.device).e2e_function(op)
+                extra.append(Row(op, n, library, E2E, ms, gbps(a.nbytes, ms), None, **labels))
+        function = Gpuprims(self.device).e2e_function(op, a, axes)
         ms = self._timed("gpuprims-pinned", op, n, (MemoryError,), lambda: time_wall(function, pinned, repeats))
         if ms is not None:
-            extra.append(Row(op, n, "gpuprims-pinned", E2E, ms, gbps(bytes_moved(op, n, a.dtype), ms), None))
+            extra.append(Row(op, n, "gpuprims-pinned", E2E, ms, gbps(bytes_moved(op, n, a.dtype), ms), None,
+                             **labels))
         bus = [row.gbps for row in extra if row.library == "h2d-pinned"]
         if not bus:
             return rows + extra

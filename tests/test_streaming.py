@@ -235,3 +235,180 @@ def test_pinned_inputs_streamed(streamed, rng, dtype, chunk):
             check_reduce("sum", a, gpuprims.sum(a, axis=axis, device="cuda"), axis=axis)
             check_reduce("max", a, gpuprims.max(a, axis=axis, device="cuda"), axis=axis)
             check_scan(a, gpuprims.prefix_sum(a, axis=axis, device="cuda"), axis=axis)
+
+
+# ---- convolution and transpose ------------------------------------------------------------------
+#
+# A streamed convolution launches the same kernels on tiles of rows (samples) with their halo, and a
+# streamed transpose the same copy on panels, so their results must be bit-identical to the short
+# path's (which tests/test_convolve.py and tests/test_transpose.py check against SciPy and NumPy).
+
+def _same_bytes(got, want, what):
+    assert got.dtype == want.dtype and got.shape == want.shape, what
+    assert got.tobytes() == want.tobytes(), f"{what}: streamed result differs from the short path's"
+
+
+def _short_then_streamed(streamed, call, chunk, max_device_bytes=None):
+    """call() on the short path (streaming switched off), then streamed: both results."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("GPUPRIMS_STREAM_MIN_BYTES", str(1 << 60))
+        patch.delenv("GPUPRIMS_MAX_DEVICE_BYTES", raising=False)
+        want = call()
+    streamed(chunk, max_device_bytes)
+    return call(), want
+
+
+# Images and masks: masks taller or wider than the image (wrap and symm reach around it more than
+# once), one-row masks (the row kernel), the unrolled square masks and runtime-shaped ones.
+IMAGE_MASKS = [((37, 53), (3, 3)), ((37, 53), (5, 5)), ((29, 16), (4, 7)), ((41, 33), (1, 6)),
+               ((11, 40), (9, 2)), ((6, 23), (13, 3)), ((1, 97), (3, 4)), ((2, 5), (7, 7))]
+
+
+@cuda
+@pytest.mark.parametrize("chunk", [8, 700, 4096])
+@pytest.mark.parametrize("boundary", ["fill", "wrap", "symm"])
+@pytest.mark.parametrize("mode", ["full", "same", "valid"])
+@pytest.mark.parametrize("shapes", IMAGE_MASKS, ids=lambda s: f"{s[0][0]}x{s[0][1]}-{s[1][0]}x{s[1][1]}")
+@pytest.mark.parametrize("name", ["convolve2d", "correlate2d"])
+def test_convolve2d_streamed(streamed, rng, name, shapes, mode, boundary, chunk):
+    image, mask = make_data(rng, "float32", shapes[0]), make_data(rng, "float32", shapes[1])
+    if mode == "valid" and (mask.shape[0] > image.shape[0] or mask.shape[1] > image.shape[1]):
+        mask = mask[: image.shape[0], : image.shape[1]]
+    call = lambda: getattr(gpuprims, name)(image, mask, mode, boundary, 1.5, device="cuda")  # noqa: E731
+    got, want = _short_then_streamed(streamed, call, chunk)
+    _same_bytes(got, want, f"{name} {shapes} {mode} {boundary} chunk {chunk}")
+
+
+@cuda
+@pytest.mark.parametrize("boundary", ["fill", "wrap", "symm"])
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+def test_convolve2d_streamed_dtypes(streamed, rng, dtype, boundary):
+    image, mask = make_data(rng, dtype, (45, 67)), make_data(rng, dtype, (5, 5))
+    call = lambda: gpuprims.convolve2d(image, mask, "same", boundary, device="cuda")  # noqa: E731
+    for chunk in (1, 3 * 67 * np.dtype(dtype).itemsize):
+        got, want = _short_then_streamed(streamed, call, chunk)
+        _same_bytes(got, want, f"{dtype} {boundary} chunk {chunk}")
+
+
+# (n, m, chunk): one sample per tile, masks longer than a tile, tiles of thousands of samples.
+SIGNALS = [(1, 1, 4), (2, 5, 4), (1009, 7, 4), (1009, 7, 1000), (2003, 64, 100), (3001, 2500, 1000),
+           (5003, 64, 16384), (40_000, 1, 16384)]
+
+
+@cuda
+@pytest.mark.parametrize("mode", ["full", "same", "valid"])
+@pytest.mark.parametrize("n,m,chunk", SIGNALS, ids=["x".join(map(str, c)) for c in SIGNALS])
+@pytest.mark.parametrize("name", ["convolve", "correlate"])
+def test_convolve_1d_streamed(streamed, rng, name, n, m, chunk, mode):
+    """Tiles of samples: the halo crosses several tiles when the mask is longer than a tile."""
+    for dtype in ("float32", "int16", "float64"):
+        a, v = make_data(rng, dtype, (n,)), make_data(rng, dtype, (m,))
+        call = lambda: getattr(gpuprims, name)(a, v, mode, device="cuda")  # noqa: E731
+        got, want = _short_then_streamed(streamed, call, chunk)
+        _same_bytes(got, want, f"{name} n={n} m={m} {mode} {dtype} chunk {chunk}")
+
+
+@cuda
+@pytest.mark.parametrize("boundary", ["wrap", "symm"])
+@pytest.mark.parametrize("n,m", [(1009, 7), (20, 45), (3, 8)])
+def test_signal_rows_wrap_and_symm_streamed(streamed, rng, n, m, boundary):
+    """One-row images under one-row masks stream along the samples; wrap and symm gather them."""
+    image, mask = make_data(rng, "float32", (1, n)), make_data(rng, "float32", (1, m))
+    for mode in ("full", "same"):
+        call = lambda: gpuprims.correlate2d(image, mask, mode, boundary, device="cuda")  # noqa: E731
+        for chunk in (4, 64):
+            got, want = _short_then_streamed(streamed, call, chunk)
+            _same_bytes(got, want, f"1x{n} mask 1x{m} {mode} {boundary} chunk {chunk}")
+
+
+TRANSPOSE_CASES = [((37, 53), None), ((5, 7, 11), (2, 0, 1)), ((5, 7, 11), (1, 2, 0)), ((3, 4, 5, 6), (3, 1, 0, 2)),
+                   ((2, 1, 9), (2, 0, 1)), ((1009,), None), ((4, 5, 6), (0, 1, 2))]
+
+
+@cuda
+@pytest.mark.parametrize("chunk", [1, 100, 4096])
+@pytest.mark.parametrize("shape,axes", TRANSPOSE_CASES, ids=_ids(TRANSPOSE_CASES))
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+def test_transpose_streamed(streamed, rng, dtype, shape, axes, chunk):
+    a = make_data(rng, dtype, shape)
+    streamed(chunk)
+    got = gpuprims.transpose(a, axes, device="cuda")
+    assert got.tobytes() == np.ascontiguousarray(np.transpose(a, axes)).tobytes()
+
+
+@cuda
+@pytest.mark.parametrize("chunk", [1, 333, 8192])
+def test_transpose_views_streamed(streamed, rng, chunk):
+    """Reversed, stepped, broadcast and byte-swapped sources (negative and zero strides)."""
+    base = make_data(rng, "int32", (40, 70, 9))
+    plane = base[:, :, 0]
+    cases = [plane[::-1], plane[:, ::-1], plane[::-3, ::-2], base[1::2, ::-5, 2::3], plane.T,
+             np.broadcast_to(plane[:1], (50, 70)), np.broadcast_to(plane[:, None, :5], (40, 3, 5)),
+             plane.astype(">i4"), np.asfortranarray(plane), base[0, 0, 0]]
+    streamed(chunk)
+    for a in cases:
+        for axes in (None, tuple(range(a.ndim))):
+            got = gpuprims.transpose(a, axes, device="cuda")
+            want = np.ascontiguousarray(np.transpose(a, axes))
+            assert got.dtype == want.dtype and got.tobytes() == want.tobytes(), (a.shape, a.strides, axes)
+
+
+@cuda
+def test_convolve_and_transpose_larger_than_device_cap(streamed, rng):
+    """Inputs of 1-4 MiB under a 256 KiB device cap: only the stream can run them."""
+    image, mask = make_data(rng, "float32", (700, 500)), make_data(rng, "float32", (5, 5))
+    signal, taps = make_data(rng, "float64", (300_001,)), make_data(rng, "float64", (9,))
+    matrix = make_data(rng, "float32", (1031, 997))
+    calls = {"convolve2d": lambda: gpuprims.convolve2d(image, mask, "same", "symm", device="cuda"),
+             "convolve": lambda: gpuprims.convolve(signal, taps, device="cuda")}
+    for what, call in calls.items():
+        got, want = _short_then_streamed(streamed, call, None, max_device_bytes=256 << 10)
+        _same_bytes(got, want, what)
+    streamed(max_device_bytes=256 << 10)
+    assert gpuprims.transpose(matrix, device="cuda").tobytes() == matrix.T.copy().tobytes()
+    streamed(max_device_bytes=64)
+    with pytest.raises(MemoryError, match="GPUPRIMS_MAX_DEVICE_BYTES"):
+        gpuprims.transpose(matrix, device="cuda")
+    with pytest.raises(MemoryError, match="GPUPRIMS_MAX_DEVICE_BYTES"):
+        gpuprims.convolve2d(image, mask, device="cuda")
+
+
+@cuda
+@pytest.mark.parametrize("fail_tile", [0, 5])
+def test_convolve_and_transpose_failure_mid_stream(streamed, monkeypatch, rng, fail_tile):
+    image, mask = make_data(rng, "float32", (300, 200)), make_data(rng, "float32", (3, 3))
+    matrix = make_data(rng, "int16", (300, 500))
+    calls = [lambda: gpuprims.convolve2d(image, mask, device="cuda"),
+             lambda: gpuprims.convolve(image.ravel(), mask[0], device="cuda"),
+             lambda: gpuprims.transpose(matrix, device="cuda")]
+    wants = [call() for call in calls]
+    streamed(4096)
+    monkeypatch.setenv("GPUPRIMS_STREAM_FAIL_TILE", str(fail_tile))
+    for call in calls:
+        with pytest.raises(RuntimeError, match="GPUPRIMS_STREAM_FAIL_TILE"):
+            call()
+    monkeypatch.delenv("GPUPRIMS_STREAM_FAIL_TILE")
+    before = gpuprims.memory_info()["in_use"]
+    for call, want in zip(calls, wants):
+        _same_bytes(call(), want, "after a failed stream")
+    assert gpuprims.memory_info()["in_use"] == before  # no device buffer left behind
+
+
+@cuda
+@pytest.mark.parametrize("chunk", [200, 65536])
+def test_convolve_and_transpose_pinned_streamed(streamed, rng, chunk):
+    """Pinned inputs go straight to the device, pinned results straight back (2-D copies for the
+    panels of a transpose); large streamed results are pinned themselves."""
+    image = gpuprims.pinned_copy(make_data(rng, "float32", (301, 257)))
+    mask = make_data(rng, "float32", (5, 5))
+    calls = [lambda: gpuprims.correlate2d(image, mask, "same", "wrap", device="cuda"),
+             lambda: gpuprims.convolve(image[7], mask[0], device="cuda"),
+             lambda: gpuprims.transpose(image, device="cuda"),
+             lambda: gpuprims.transpose(image.reshape(7, 43, 257), (2, 0, 1), device="cuda")]
+    for call in calls:
+        got, want = _short_then_streamed(streamed, call, chunk)
+        _same_bytes(got, want, f"pinned chunk {chunk}")
+    streamed(1 << 16)
+    big = make_data(rng, "float32", (700, 600))  # 1.7 MB result
+    assert gpuprims.is_pinned(gpuprims.transpose(big, device="cuda"))
+    assert gpuprims.is_pinned(gpuprims.convolve2d(big, mask, "same", device="cuda"))
