@@ -9,6 +9,7 @@ build, no driver, no device) these functions return ordinary NumPy arrays, so co
 them runs everywhere; :func:`is_pinned` tells the two apart.
 """
 import math
+import operator
 
 import numpy as np
 
@@ -35,11 +36,17 @@ def empty_pinned(shape, dtype=float):
 
     Raises
     ------
+    TypeError
+        For a shape that is not integers, and dtypes that hold Python objects.
+    ValueError
+        For negative dimensions.
     MemoryError
         When the page-locked allocation fails.
     """
     dtype = np.dtype(dtype)
-    shape = tuple(int(size) for size in shape) if isinstance(shape, (tuple, list)) else (int(shape),)
+    if dtype.hasobject:  # the buffer would hold raw bytes where NumPy expects object references
+        raise TypeError(f"empty_pinned: {dtype} holds Python objects, which pinned memory cannot")
+    shape = tuple(operator.index(size) for size in (shape if np.ndim(shape) else (shape,)))
     if any(size < 0 for size in shape):
         raise ValueError("negative dimensions are not allowed")
     count = math.prod(shape)

@@ -207,9 +207,19 @@ def test_pinned_like_and_copy(rng):
     assert not gpuprims.is_pinned(a)
 
 
-def test_empty_pinned_rejects_negative():
+def test_empty_pinned_rejects_bad_arguments():
+    """As numpy.empty, except that object dtypes are refused everywhere (pinned memory holds bytes)."""
     with pytest.raises(ValueError):
         gpuprims.empty_pinned((2, -1), np.float32)
+    for shape in (2.0, (3, 1.5), "3"):
+        with pytest.raises(TypeError):
+            np.empty(shape)
+        with pytest.raises(TypeError):
+            gpuprims.empty_pinned(shape)
+    for dtype in (object, [("name", "U3"), ("value", object)]):
+        with pytest.raises(TypeError, match="Python objects"):
+            gpuprims.empty_pinned(4, dtype)
+    assert gpuprims.empty_pinned(np.array([2, 3]), "f4").shape == (2, 3)
 
 
 @cuda
