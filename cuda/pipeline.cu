@@ -1,7 +1,7 @@
-// The streaming engine: reduce and scan of host arrays at the speed of the bus, never holding the
-// whole array on the GPU.
+// The streaming engine: reduce, scan, convolution and transpose of host arrays at the speed of the
+// bus, never holding the whole array on the GPU.
 //
-// The (outer, n, inner) array is cut into tiles: whole outer slabs when one fits in a chunk, else
+// For reduce and scan, the (outer, n, inner) array is cut into tiles: whole outer slabs when one fits in a chunk, else
 // runs of rows of one slab (a block of columns when a row is too long), walked slab by slab, column
 // block by column block, along n.  Each tile goes
 //   host array --(copy threads)--> pinned slot --(H2D stream)--> device slot --(work stream:
@@ -14,6 +14,9 @@
 //
 // A reduction that splits a slab along n keeps the running result of each column on the device;
 // a scan carries each column's running total from one tile to the next (scan_resident_carried).
+// Convolution streams tiles of output rows (samples) whose input carries the mask's halo
+// (stream_correlate); transpose streams panels along the largest source stride, each written back
+// as a strided copy (stream_copy_strided).
 //
 // Pinned slots, streams and events are allocated once per device and reused; the device slots
 // come from gpuprims' caching pool per call.  One streamed call runs per device at a time (the
