@@ -58,6 +58,9 @@ typedef struct {
 
 /* How correlate reads the image outside its bounds (scipy.signal.convolve2d's boundary): the fill
  * value, the periodic extension, or the symmetric extension (edge element repeated). */
+/* The primitives a host call on a GPU may stream (each has its own short-path crossover). */
+typedef enum { GP_STREAMED_REDUCE, GP_STREAMED_SCAN, GP_STREAMED_CORRELATE, GP_STREAMED_COPY } gp_streamed_op;
+
 typedef enum { GP_BOUNDARY_FILL, GP_BOUNDARY_WRAP, GP_BOUNDARY_SYMM, GP_NUM_BOUNDARIES } gp_boundary;
 
 /* Correlation of a rows x cols image with a mask_rows x mask_cols mask, both C-contiguous and of one

@@ -109,15 +109,15 @@ static PyArrayObject *new_output(int typenum, int64_t count, gp_dtype *dtype, in
     return new_array(descr, 1, dims, pinned);
 }
 
-/* Whether a host call on `device` that streams like a scan (convolution, transpose) gets a pinned
- * result (see gp_cuda_pinned_result_wanted). */
-static int map_result_pinned(int device, size_t in_bytes, size_t out_bytes, int64_t count)
+/* Whether a host call of `op` on `device` gets a pinned result (see gp_cuda_pinned_result_wanted);
+ * op < 0: a call that never streams. */
+static int result_pinned(int device, int op, size_t in_bytes, size_t out_bytes, int64_t count)
 {
 #ifdef GPUPRIMS_NO_CUDA
-    (void)device, (void)in_bytes, (void)out_bytes, (void)count;
+    (void)device, (void)op, (void)in_bytes, (void)out_bytes, (void)count;
     return 0;
 #else
-    return device >= 0 && gp_cuda_pinned_result_wanted(in_bytes, out_bytes, count, 1);
+    return device >= 0 && op >= 0 && gp_cuda_pinned_result_wanted((gp_streamed_op)op, in_bytes, out_bytes, count);
 #endif
 }
 
@@ -216,27 +216,21 @@ typedef struct {
     int64_t outer, n, inner;
 } prepared_call;
 
-/* What runs the prepared call: a host reduce or scan on a GPU may stream (its result is then
- * pinned, see new_output). */
-enum { NOT_STREAMED, STREAMED_REDUCE, STREAMED_SCAN };
-
+/* Prepares a reduce or scan (`op`, a gp_streamed_op) of `array` on `device`; op < 0 for a call
+ * that never streams (the kernel timings).  A streamed call's result is pinned (see new_output). */
 static int prepare(PyObject *array, int out_typenum, int64_t outer, int64_t n, int64_t inner,
-                   int64_t out_count, int streamed, prepared_call *call)
+                   int64_t out_count, int device, int op, prepared_call *call)
 {
     call->in = contiguous_input(array, outer, n, inner, &call->in_dtype);
     if (call->in == NULL) return -1;
-    int pinned = 0;
-#ifndef GPUPRIMS_NO_CUDA
-    PyArray_Descr *out_descr = streamed ? PyArray_DescrFromType(out_typenum) : NULL;
-    if (out_descr != NULL) {
-        pinned = gp_cuda_pinned_result_wanted((size_t)PyArray_NBYTES(call->in),
-                                              (size_t)(out_count * PyDataType_ELSIZE(out_descr)), outer * n * inner,
-                                              streamed == STREAMED_SCAN);
-        Py_DECREF(out_descr);
+    PyArray_Descr *out_descr = PyArray_DescrFromType(out_typenum);
+    if (out_descr == NULL) {
+        Py_DECREF(call->in);
+        return -1;
     }
-#else
-    (void)streamed;
-#endif
+    const int pinned = result_pinned(device, op, (size_t)PyArray_NBYTES(call->in),
+                                     (size_t)(out_count * PyDataType_ELSIZE(out_descr)), outer * n * inner);
+    Py_DECREF(out_descr);
     call->out = new_output(out_typenum, out_count, &call->out_dtype, pinned);
     if (call->out == NULL) {
         Py_DECREF(call->in);
@@ -293,8 +287,7 @@ static PyObject *core_reduce(PyObject *self, PyObject *args)
     if (!PyArg_ParseTuple(args, "OiiLLLi", &array, &op, &out_typenum, &outer, &n, &inner, &device))
         return NULL;
     prepared_call call;
-    if (prepare(array, out_typenum, outer, n, inner, outer * inner, device >= 0 ? STREAMED_REDUCE : NOT_STREAMED,
-                &call))
+    if (prepare(array, out_typenum, outer, n, inner, outer * inner, device, GP_STREAMED_REDUCE, &call))
         return NULL;
     gp_reduce_desc desc;
     gp_error err = {GP_OK, ""};
@@ -320,8 +313,7 @@ static PyObject *core_scan(PyObject *self, PyObject *args)
     if (!PyArg_ParseTuple(args, "OiLLLpi", &array, &out_typenum, &outer, &n, &inner, &exclusive, &device))
         return NULL;
     prepared_call call;
-    if (prepare(array, out_typenum, outer, n, inner, outer * n * inner, device >= 0 ? STREAMED_SCAN : NOT_STREAMED,
-                &call))
+    if (prepare(array, out_typenum, outer, n, inner, outer * n * inner, device, GP_STREAMED_SCAN, &call))
         return NULL;
     gp_scan_desc desc;
     gp_error err = {GP_OK, ""};
@@ -519,8 +511,8 @@ static PyObject *core_copy_strided(PyObject *self, PyObject *args)
     }
     PyArray_Descr *descr = PyArray_DESCR(in);
     Py_INCREF(descr);
-    const int pinned = repeats == 0 && map_result_pinned(device, (size_t)(extent * desc.elem_size),
-                                                          (size_t)PyArray_NBYTES(in), PyArray_SIZE(in));
+    const int pinned = repeats == 0 && result_pinned(device, GP_STREAMED_COPY, (size_t)(extent * desc.elem_size),
+                                                     (size_t)PyArray_NBYTES(in), PyArray_SIZE(in));
     PyObject *out = (PyObject *)new_array(descr, PyArray_NDIM(in), PyArray_DIMS(in), pinned);
     if (out != NULL && repeats > 0) {
         Py_SETREF(out, timed_runs(device, &(timed_work){TIMED_COPY_STRIDED, &desc, NULL, 0}, repeats));
@@ -655,8 +647,8 @@ static int parse_correlate(PyObject *args, int resident, correlate_call *call, i
     if (!resident) {
         const size_t element = (size_t)PyArray_ITEMSIZE(call->image);
         call->out = new_output(PyArray_TYPE(call->image), out_rows * out_cols, &mask_dtype,
-                               map_result_pinned(*device, (size_t)PyArray_NBYTES(call->image),
-                                                 element * (size_t)(out_rows * out_cols), out_rows * out_cols));
+                               result_pinned(*device, GP_STREAMED_CORRELATE, (size_t)PyArray_NBYTES(call->image),
+                                             element * (size_t)(out_rows * out_cols), out_rows * out_cols));
         if (call->out == NULL) return -1;
         desc->out = PyArray_DATA(call->out);
     }
@@ -825,7 +817,7 @@ static PyObject *core_time_kernel(PyObject *self, PyObject *args)
     return timed_runs(device, NULL, repeats);
 #else
     prepared_call call;
-    if (prepare(array, out_typenum, outer, n, inner, is_scan ? outer * n * inner : outer * inner, NOT_STREAMED,
+    if (prepare(array, out_typenum, outer, n, inner, is_scan ? outer * n * inner : outer * inner, device, -1,
                 &call))
         return NULL;
     gp_reduce_desc reduce_desc;

@@ -578,8 +578,8 @@ extern "C" int gp_cuda_correlate(int device, const gp_correlate_desc *desc, gp_e
     using namespace gp;
     if (check_desc(desc, err) || use_device(device, err)) return -1;
     const size_t element = static_cast<size_t>(gp_dtype_size(desc->dtype));
-    if (should_stream(element * desc->rows * desc->cols, element * desc->out_rows * desc->out_cols,
-                      desc->out_rows * desc->out_cols, true))
+    if (should_stream(GP_STREAMED_CORRELATE, element * desc->rows * desc->cols,
+                      element * desc->out_rows * desc->out_cols, desc->out_rows * desc->out_cols))
         return stream_correlate(device, desc, err);
     return with_device_copies(desc->in, element * desc->rows * desc->cols, desc->out,
                               element * desc->out_rows * desc->out_cols, err,

@@ -60,12 +60,12 @@ int gp_cuda_memcpy(int device, void *dst, const void *src, size_t bytes, int wai
  * returns it to) a cache of blocks for streamed results; *capacity is the block's size, which
  * host_free needs back.  host_is_pinned says whether [ptr, ptr + bytes) is page-locked memory of
  * any origin (gpuprims', CuPy's, PyTorch's, cudaHostRegister'ed).  pinned_result_wanted: whether
- * a host reduction (scan != 0: scan) of these sizes streams with a result large enough to deserve
- * a cached pinned block. */
+ * a host call of `op` with these sizes streams with a result large enough to deserve a cached
+ * pinned block. */
 int gp_cuda_host_alloc(size_t bytes, int cached, void **ptr, size_t *capacity, gp_error *err);
 void gp_cuda_host_free(void *ptr, size_t capacity, int cached);
 int gp_cuda_host_is_pinned(const void *ptr, size_t bytes);
-int gp_cuda_pinned_result_wanted(size_t in_bytes, size_t out_bytes, int64_t count, int scan);
+int gp_cuda_pinned_result_wanted(gp_streamed_op op, size_t in_bytes, size_t out_bytes, int64_t count);
 
 /* stream.cu: the work stream (one per device, shared by all host threads) and ordering with
  * streams named the DLPack / __cuda_array_interface__ way (1 legacy default, 2 per-thread

@@ -24,6 +24,7 @@
 // after a failure.
 #include <algorithm>
 #include <climits>
+#include <cmath>
 #include <condition_variable>
 #include <cstdlib>
 #include <cstring>
@@ -43,11 +44,17 @@ namespace gp {
 struct StreamTuning {
     static constexpr int slots = 4;                        // tiles in flight
     static constexpr size_t chunk_bytes = size_t(8) << 20;  // input bytes per tile
+    static constexpr int64_t ramp_tiles = 8;  // the first and last tiles hold from 1/ramp_tiles of a tile
     // Inputs from these sizes stream; smaller ones take the short path (one copy each way).  H200,
-    // float32, short path vs streamed: sum 16 MiB 0.97 vs 1.01 ms, 32 MiB 1.90 vs 1.80 ms;
-    // prefix_sum 8 MiB 0.99 vs 1.11 ms, 16 MiB 1.85 vs 1.17 ms (streamed results are pinned).
-    static constexpr size_t min_stream_bytes_reduce = size_t(32) << 20;
-    static constexpr size_t min_stream_bytes_scan = size_t(16) << 20;
+    // float32 from pageable memory, short path vs streamed (streamed results are pinned):
+    //   sum         16 MiB 0.96 vs 1.28 ms,  32 MiB 1.89 vs 1.59 ms;
+    //   prefix_sum   8 MiB 1.06 vs 1.26 ms,  16 MiB 1.99 vs 1.13 ms;
+    //   convolve     4 MiB 0.54 vs 0.81 ms,   8 MiB 1.05 vs 0.85 ms (7 taps);
+    //   convolve2d   4 MiB 0.58 vs 0.73 ms,   8 MiB 1.05 vs 0.99 ms (5 x 5);
+    //   transpose    4 MiB 0.55 vs 0.75 ms,   8 MiB 1.03 vs 1.05 ms, 16 MiB 1.96 vs 1.18 ms.
+    // Indexed by gp_streamed_op.
+    static constexpr size_t min_stream_bytes[] = {size_t(32) << 20, size_t(16) << 20, size_t(8) << 20,
+                                                  size_t(8) << 20};
     static constexpr int max_copy_threads = 8;  // one host thread copies pageable memory at ~10 GB/s
     static constexpr size_t bytes_per_copy_part = size_t(512) << 10;  // smaller copies use fewer threads
     // A tile that cuts columns covers at least this many rows, so the running results of its
@@ -84,10 +91,9 @@ struct StreamSettings {
     size_t max_device_bytes, chunk_bytes, min_stream_bytes;
     long long fail_tile;
 
-    static StreamSettings current(bool scan = false)
+    static StreamSettings current(gp_streamed_op op = GP_STREAMED_REDUCE)
     {
-        const size_t min_stream_bytes =
-            scan ? StreamTuning::min_stream_bytes_scan : StreamTuning::min_stream_bytes_reduce;
+        const size_t min_stream_bytes = StreamTuning::min_stream_bytes[op];
         return {static_cast<size_t>(env_integer("GPUPRIMS_MAX_DEVICE_BYTES", LLONG_MAX)),
                 static_cast<size_t>(std::max(1LL, env_integer("GPUPRIMS_STREAM_CHUNK_BYTES",
                                                               StreamTuning::chunk_bytes))),
@@ -96,9 +102,9 @@ struct StreamSettings {
     }
 };
 
-bool should_stream(size_t in_bytes, size_t out_bytes, int64_t count, bool scan)
+bool should_stream(gp_streamed_op op, size_t in_bytes, size_t out_bytes, int64_t count)
 {
-    const StreamSettings settings = StreamSettings::current(scan);
+    const StreamSettings settings = StreamSettings::current(op);
     const size_t short_path_bytes =
         in_bytes + out_bytes + static_cast<size_t>(count) * StreamTuning::workspace_bytes_per_element;
     return in_bytes >= settings.min_stream_bytes || short_path_bytes > settings.max_device_bytes;
@@ -196,10 +202,23 @@ struct Box {
     {
         return static_cast<size_t>(((o0 * view.n + k0) * view.inner + i0) * view.elem);
     }
-    // Whether the box is one contiguous range of the view; if not, o_count == 1 (see TileWalk).
+    // Whether the box is one contiguous range of the view.
     bool contiguous(const HostView &view) const
     {
         return i_count == view.inner && (k_count == view.n || o_count == 1);
+    }
+    // The box as runs of contiguous bytes of the view, one after another in the packed form: the
+    // whole box, a run per slab (whole rows), or a run per row.
+    int64_t run_bytes(const HostView &view) const
+    {
+        if (contiguous(view)) return count() * view.elem;
+        return (i_count == view.inner ? k_count * i_count : i_count) * view.elem;
+    }
+    size_t run_offset(const HostView &view, int64_t run) const
+    {
+        if (contiguous(view)) return offset(view);
+        if (i_count == view.inner) return Box{o0 + run, 1, k0, 1, i0, 1}.offset(view);
+        return Box{o0 + run / k_count, 1, k0 + run % k_count, 1, i0, 1}.offset(view);
     }
 };
 
@@ -211,12 +230,11 @@ static void copy_box_part(const HostView &view, const Box &box, char *packed, bo
     const int64_t cache_line = 64;
     int64_t begin = part == 0 ? 0 : (total * part / parts) & ~(cache_line - 1);
     const int64_t end = part == parts - 1 ? total : (total * (part + 1) / parts) & ~(cache_line - 1);
-    const int64_t run = box.contiguous(view) ? total : box.i_count * view.elem;
+    const int64_t run = box.run_bytes(view);
     while (begin < end) {
         const int64_t r = begin / run, within = begin - r * run;
         const int64_t length = std::min(run - within, end - begin);
-        const Box row{box.o0 + r / box.k_count, 1, box.k0 + r % box.k_count, 1, box.i0, 1};
-        char *host = view.data + (box.contiguous(view) ? box.offset(view) : row.offset(view)) + within;
+        char *host = view.data + box.run_offset(view, r) + within;
         if (to_packed) std::memcpy(packed + begin, host, length);
         else std::memcpy(host, packed + begin, length);
         begin += length;
@@ -269,20 +287,32 @@ class BoxCopy {
     bool running_ = false;
 };
 
-// An asynchronous copy between a pinned host view's box and packed device memory.
+// An asynchronous copy between a pinned host view's box and packed device memory: one run, rows
+// of runs, or slabs of rows of runs.
 static cudaError_t copy_box_async(const HostView &view, const Box &box, char *device, bool to_device,
                                   cudaStream_t stream)
 {
     char *host = view.data + box.offset(view);
-    const size_t run = static_cast<size_t>(box.i_count * view.elem);
-    if (box.contiguous(view)) {
-        const size_t bytes = static_cast<size_t>(box.count() * view.elem);
-        return to_device ? cudaMemcpyAsync(device, host, bytes, cudaMemcpyHostToDevice, stream)
-                         : cudaMemcpyAsync(host, device, bytes, cudaMemcpyDeviceToHost, stream);
+    const size_t run = static_cast<size_t>(box.run_bytes(view)), row_pitch = static_cast<size_t>(view.inner * view.elem);
+    if (box.contiguous(view))
+        return cudaMemcpyAsync(to_device ? device : host, to_device ? host : device, run,
+                               to_device ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost, stream);
+    // Rows of runs: whole rows of slabs, or the rows of one slab.
+    const bool whole_rows = box.i_count == view.inner;
+    if (whole_rows || box.o_count == 1) {
+        const size_t pitch = whole_rows ? row_pitch * view.n : row_pitch;
+        const size_t rows = static_cast<size_t>(whole_rows ? box.o_count : box.k_count);
+        return to_device ? cudaMemcpy2DAsync(device, run, host, pitch, run, rows, cudaMemcpyHostToDevice, stream)
+                         : cudaMemcpy2DAsync(host, pitch, device, run, run, rows, cudaMemcpyDeviceToHost, stream);
     }
-    const size_t pitch = static_cast<size_t>(view.inner * view.elem);
-    return to_device ? cudaMemcpy2DAsync(device, run, host, pitch, run, box.k_count, cudaMemcpyHostToDevice, stream)
-                     : cudaMemcpy2DAsync(host, pitch, device, run, run, box.k_count, cudaMemcpyDeviceToHost, stream);
+    cudaMemcpy3DParms copy = {};
+    const cudaPitchedPtr host_ptr = make_cudaPitchedPtr(host, row_pitch, run, static_cast<size_t>(view.n));
+    const cudaPitchedPtr device_ptr = make_cudaPitchedPtr(device, run, run, static_cast<size_t>(box.k_count));
+    copy.srcPtr = to_device ? host_ptr : device_ptr;
+    copy.dstPtr = to_device ? device_ptr : host_ptr;
+    copy.extent = make_cudaExtent(run, static_cast<size_t>(box.k_count), static_cast<size_t>(box.o_count));
+    copy.kind = to_device ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost;
+    return cudaMemcpy3DAsync(&copy, stream);
 }
 
 // Copies boxes of a pinned host view to (or from) their packed form in device memory.
@@ -301,29 +331,48 @@ static cudaError_t copy_boxes_async(const HostView &view, const Boxes &boxes, ch
 // of at least min_rows_per_column_tile rows of a column block when a row is too long).
 struct Tiling {
     int64_t o_block, k_block, i_block;
+    bool slabs;  // tiles of whole slabs; else tiles cut along n (ramped tiles may, with k_block == n)
 };
 
 static Tiling plan_tiles(int64_t outer, int64_t n, int64_t inner, int64_t chunk)
 {
-    if (n * inner <= chunk) return {std::min(outer, chunk / (n * inner)), n, inner};
+    if (n * inner <= chunk) return {std::min(outer, chunk / (n * inner)), n, inner, true};
     const int64_t columns = std::min(inner, std::max<int64_t>(1, chunk / StreamTuning::min_rows_per_column_tile));
-    return {1, std::min(n, chunk / columns), columns};
+    return {1, std::min(n, chunk / columns), columns, false};
 }
 
-// Walks the tiles slab by slab, column block by column block, along n.
+// Steps in the next tile of a walk with `done` elements behind it and `remaining` ahead, where a
+// step is `step` elements and a full tile `full` steps.  Nothing overlaps the first tile's copy in
+// or the last one's copy out, so the tiles at both ends are smaller: a tile holds at most the
+// elements done before it and half of those remaining, and at least full / ramp_tiles steps.
+static int64_t ramped_steps(int64_t full, int64_t step, int64_t done, int64_t remaining)
+{
+    const int64_t smallest = std::max<int64_t>(1, full / StreamTuning::ramp_tiles);
+    return std::max(smallest, std::min(full, std::min(done, (remaining + 1) / 2) / step));
+}
+
+// Walks the tiles slab by slab, column block by column block, along n; the walked dimension's
+// tiles ramp at both ends of the walk (ramped_steps).
 class TileWalk {
   public:
-    TileWalk(const HostView &view, const Tiling &tiling) : view_(view), tiling_(tiling) {}
+    TileWalk(const HostView &view, const Tiling &tiling)
+        : view_(view), tiling_(tiling), remaining_(view.outer * view.n * view.inner)
+    {
+    }
     bool next(Box *box)
     {
         if (o_ >= view_.outer) return false;
-        *box = {o_, std::min(tiling_.o_block, view_.outer - o_), k_, std::min(tiling_.k_block, view_.n - k_),
-                i_, std::min(tiling_.i_block, view_.inner - i_)};
-        if ((k_ += tiling_.k_block) >= view_.n) {
+        const int64_t columns = std::min(tiling_.i_block, view_.inner - i_);
+        const int64_t o_count = tiling_.slabs ? ramped_steps(tiling_.o_block, view_.n * view_.inner, done_, remaining_) : 1;
+        const int64_t k_count = tiling_.slabs ? view_.n : ramped_steps(tiling_.k_block, columns, done_, remaining_);
+        *box = {o_, std::min(o_count, view_.outer - o_), k_, std::min(k_count, view_.n - k_), i_, columns};
+        done_ += box->count();
+        remaining_ -= box->count();
+        if ((k_ += box->k_count) >= view_.n) {
             k_ = 0;
-            if ((i_ += tiling_.i_block) >= view_.inner) {
+            if ((i_ += columns) >= view_.inner) {
                 i_ = 0;
-                o_ += tiling_.o_block;
+                o_ += box->o_count;
             }
         }
         return true;
@@ -332,7 +381,7 @@ class TileWalk {
   private:
     HostView view_;
     Tiling tiling_;
-    int64_t o_ = 0, k_ = 0, i_ = 0;
+    int64_t o_ = 0, k_ = 0, i_ = 0, done_ = 0, remaining_;
 };
 
 // Whether [ptr, ptr + bytes) is page-locked host memory (gpuprims', CuPy's, PyTorch's or
@@ -593,7 +642,7 @@ int stream_reduce(int device, const gp_reduce_desc *desc, gp_error *err)
 
     // Slabs cut along n: [running | tile partial] pairs, ping-ponged by the combining reduction.
     DeviceBuffer running;
-    if (tiling.k_block < desc->n && running.allocate(4 * acc_row, err)) return -1;
+    if (!tiling.slabs && running.allocate(4 * acc_row, err)) return -1;
     char *pairs[2] = {running.as<char>(), running.as<char>() + 2 * acc_row};
     int current = 0;
     const ComputeTile compute = [&](const Box &box, const void *device_in, void *device_out, Box *out_box) {
@@ -633,7 +682,7 @@ int stream_scan(int device, const gp_scan_desc *desc, gp_error *err)
 
     // Slabs cut along n: each column's running total, ping-ponged from tile to tile.
     DeviceBuffer carries;
-    if (tiling.k_block < desc->n && carries.allocate(2 * carry_row, err)) return -1;
+    if (!tiling.slabs && carries.allocate(2 * carry_row, err)) return -1;
     char *carry[2] = {carries.as<char>(), carries.as<char>() + carry_row};
     int current = 0;
     const ComputeTile compute = [&](const Box &box, const void *device_in, void *device_out, Box *out_box) {
@@ -731,7 +780,8 @@ int stream_correlate(int device, const gp_correlate_desc *desc, gp_error *err)
     int64_t first = 0;
     const NextTile next_tile = [&](Tile *tile) {
         if (first >= axis.out_length) return false;
-        const int64_t count = std::min(steps, axis.out_length - first);
+        const int64_t left = axis.out_length - first;
+        const int64_t count = std::min(ramped_steps(steps, 1, first, left), left);
         tile->box = {0, 1, first, count, 0, axis.out_unit};
         correlate_tile_image(axis, desc->boundary, first, count, &tile->input);
         first += count;
@@ -753,59 +803,138 @@ int stream_correlate(int device, const gp_correlate_desc *desc, gp_error *err)
                         static_cast<size_t>(steps * axis.out_unit * elem), compute, err);
 }
 
-// The span of `copy` (see gp_copy_span) with its dimension s cut to `steps`.
-static void cut_span(gp_copy_desc copy, int s, int64_t steps, int64_t *lowest, int64_t *extent)
+// The span of `copy` (see gp_copy_span) with its dimension s cut to s_steps and p (unless < 0) to
+// p_steps.
+struct Span {
+    int64_t lowest, extent;
+};
+static Span cut_span(gp_copy_desc copy, int s, int64_t s_steps, int p, int64_t p_steps)
 {
-    copy.shape[s] = steps;
-    gp_copy_span(&copy, lowest, extent);
+    copy.shape[s] = s_steps;
+    if (p >= 0) copy.shape[p] = p_steps;
+    Span span;
+    gp_copy_span(&copy, &span.lowest, &span.extent);
+    return span;
 }
 
+// Transpose streams blocks of its output: a range of steps along s, the dimension of the largest
+// source stride, by a range along p, the dimension of the next largest, by all of the others.  Each
+// step along s reads one run of the source (the span of its range along p), and the block's result
+// is runs of the output; square blocks keep both kinds of runs long, as the copy engines need
+// (2-D copies of runs under 8 KiB run at half speed or less on the H200 machine).  A short s
+// makes panels: blocks of all of p.  Sources whose steps along s overlap (zero or overlapping
+// strides) stream as panels, each read as one run of the source.
 int stream_copy_strided(int device, const gp_copy_desc *desc, gp_error *err)
 {
     gp_copy_desc copy = *desc;
     gp_copy_merge(&copy);
     if (copy.ndim == 0) copy = gp_copy_desc{1, copy.elem_size, {1}, {0}, copy.in, copy.out};
-    // Streamed along the dimension of the largest source stride, so that each tile's input is one
-    // run of the (dense) source; its result is a panel of the output: `outer` runs of h * inner.
+    const int64_t elem = copy.elem_size;
     int s = 0;
     for (int d = 1; d < copy.ndim; ++d)
         if (std::abs(copy.strides[d]) > std::abs(copy.strides[s])) s = d;
-    const int64_t elem = copy.elem_size, rest = gp_copy_count(&copy) / copy.shape[s];
-    int64_t outer = 1, whole_lowest, whole_extent, step_lowest, step_extent;
-    for (int d = 0; d < s; ++d) outer *= copy.shape[d];
-    const int64_t inner = rest / outer;
-    gp_copy_span(&copy, &whole_lowest, &whole_extent);
-    cut_span(copy, s, 1, &step_lowest, &step_extent);
-    const int64_t steps = steps_per_tile(copy.shape[s], std::max(std::abs(copy.strides[s]), step_extent), 0,
-                                         rest, elem, err);
-    if (steps == 0) return -1;
-    const HostView in = host_view(static_cast<const char *>(copy.in) + whole_lowest * elem, 1, whole_extent, 1, elem);
-    const HostView out = host_view(copy.out, 1, outer, copy.shape[s] * inner, elem);
-    int64_t first = 0;
+    const int64_t s_stride = copy.strides[s];
+    const Span whole = cut_span(copy, s, copy.shape[s], -1, 0), step = cut_span(copy, s, 1, -1, 0);
+    const bool apart = step.extent <= std::abs(s_stride);  // each step along s reads its own run
+    int p = -1;
+    for (int d = 0; apart && d < copy.ndim; ++d)
+        if (d != s && (p < 0 || std::abs(copy.strides[d]) > std::abs(copy.strides[p]))) p = d;
+    const int64_t p_stride = p < 0 ? 0 : copy.strides[p];
+    const int64_t s_len = copy.shape[s], p_len = p < 0 ? 1 : copy.shape[p];
+    const int64_t rest = gp_copy_count(&copy) / (s_len * p_len);  // output elements per (s, p) step
+
+    // Block sizes: `chunk` result elements, square or a panel, halved along their longer side until
+    // their slots fit GPUPRIMS_MAX_DEVICE_BYTES.
+    const auto in_elements = [&](int64_t s_steps, int64_t p_steps) {
+        return apart ? s_steps * cut_span(copy, s, 1, p, p_steps).extent : cut_span(copy, s, s_steps, -1, 0).extent;
+    };
+    const auto slot_elements = [&](int64_t s_steps, int64_t p_steps) {
+        return in_elements(s_steps, p_steps) + s_steps * p_steps * rest;
+    };
+    const StreamSettings settings = StreamSettings::current();
+    const int64_t chunk = static_cast<int64_t>(std::min<size_t>(settings.chunk_bytes, INT64_MAX) / elem);
+    const int64_t budget = static_cast<int64_t>(std::min<size_t>(settings.max_device_bytes, INT64_MAX) /
+                                                Engine::slots / static_cast<size_t>(elem));
+    const int64_t area = std::max<int64_t>(1, chunk / rest);
+    const int64_t side = std::max<int64_t>(1, static_cast<int64_t>(std::sqrt(static_cast<double>(area))));
+    int64_t p_block = std::max<int64_t>(1, std::min(p_len, std::max(side, area / s_len)));
+    int64_t s_block = std::max<int64_t>(1, std::min(s_len, area / p_block));
+    while (slot_elements(s_block, p_block) > budget && (s_block > 1 || p_block > 1))
+        (s_block >= p_block ? s_block : p_block) /= 2;
+    if (slot_elements(s_block, p_block) > budget)
+        return fail(err, GP_ERR_NOMEM, "GPUPRIMS_MAX_DEVICE_BYTES is too small to stream this array");
+
+    // The source seen as rows of |s_stride| elements, one per step along s (the lowest address first),
+    // or, when steps overlap, as one row.
+    const char *base = static_cast<const char *>(copy.in) + whole.lowest * elem;
+    const HostView in{const_cast<char *>(base), 1, apart ? s_len : 1, apart ? std::abs(s_stride) : whole.extent,
+                      elem, host_pinned(base, static_cast<size_t>(whole.extent * elem))};
+    // The output seen as (a, b, c): the dimensions before the first cut one, from it to the second
+    // (with p < 0, a size-1 dimension past the last), from the second on.
+    const int first_cut = p < 0 ? s : std::min(s, p), second_cut = p < 0 ? copy.ndim : std::max(s, p);
+    int64_t a = 1, b_unit = 1, c_unit = 1;
+    for (int d = 0; d < copy.ndim; ++d) (d < first_cut ? a : d < second_cut ? b_unit : c_unit) *= copy.shape[d];
+    b_unit /= copy.shape[first_cut];
+    if (second_cut < copy.ndim) c_unit /= copy.shape[second_cut];
+    const HostView out = host_view(copy.out, a, copy.shape[first_cut] * b_unit,
+                                   (second_cut < copy.ndim ? copy.shape[second_cut] : 1) * c_unit, elem);
+    struct Block {
+        int64_t s0, s_count, p0, p_count;
+    };
+    const auto output_box = [&](const Block &block) {
+        const bool s_first = first_cut == s;
+        return Box{0, a, (s_first ? block.s0 : block.p0) * b_unit, (s_first ? block.s_count : block.p_count) * b_unit,
+                   (s_first ? block.p0 : block.s0) * c_unit, (s_first ? block.p_count : block.s_count) * c_unit};
+    };
+    const auto block_of = [&](const Box &box) {
+        const bool s_first = first_cut == s;
+        const int64_t k0 = box.k0 / b_unit, k_count = box.k_count / b_unit;
+        const int64_t i0 = box.i0 / c_unit, i_count = box.i_count / c_unit;
+        return s_first ? Block{k0, k_count, i0, i_count} : Block{i0, i_count, k0, k_count};
+    };
+
+    Block at{0, 0, 0, 0};
     const NextTile next_tile = [&](Tile *tile) {
-        if (first >= copy.shape[s]) return false;
-        const int64_t count = std::min(steps, copy.shape[s] - first);
-        int64_t lowest, extent;
-        cut_span(copy, s, count, &lowest, &extent);
-        tile->box = {0, 1, 0, outer, first * inner, count * inner};
-        tile->input.assign(1, Box{0, 1, first * copy.strides[s] + lowest - whole_lowest, extent, 0, 1});
-        first += count;
+        if (at.s0 >= s_len) return false;
+        const Block block{at.s0, std::min(s_block, s_len - at.s0), at.p0, std::min(p_block, p_len - at.p0)};
+        tile->box = output_box(block);
+        if (apart) {
+            const Span run = cut_span(copy, s, 1, p, block.p_count);
+            const int64_t row = s_stride > 0 ? block.s0 : s_len - block.s0 - block.s_count;
+            tile->input.assign(1, Box{0, 1, row, block.s_count, block.p0 * p_stride + run.lowest - step.lowest,
+                                      run.extent});
+        } else {
+            const Span run = cut_span(copy, s, block.s_count, -1, 0);
+            tile->input.assign(1, Box{0, 1, 0, 1, block.s0 * s_stride + run.lowest - whole.lowest, run.extent});
+        }
+        if ((at.p0 += block.p_count) >= p_len) {
+            at.p0 = 0;
+            at.s0 += block.s_count;
+        }
         return true;
     };
+    // A block's source on the device: its runs packed one after another (the lowest address
+    // first), or its one run.
     const ComputeTile compute = [&](const Box &box, const void *device_in, void *device_out, Box *out_box) {
+        const Block block = block_of(box);
         gp_copy_desc tile = copy;
-        int64_t lowest, extent;
-        tile.shape[s] = box.i_count / inner;
-        cut_span(copy, s, tile.shape[s], &lowest, &extent);
-        tile.in = static_cast<const char *>(device_in) - lowest * elem;
+        tile.shape[s] = block.s_count;
+        if (p >= 0) tile.shape[p] = block.p_count;
+        int64_t first_element;  // where element (0, ..., 0) of the block lies in the packed source
+        if (apart) {
+            const Span run = cut_span(copy, s, 1, p, block.p_count);
+            tile.strides[s] = s_stride > 0 ? run.extent : -run.extent;
+            first_element = (s_stride > 0 ? 0 : (block.s_count - 1) * run.extent) - run.lowest;
+        } else {
+            first_element = -cut_span(copy, s, block.s_count, -1, 0).lowest;
+        }
+        tile.in = static_cast<const char *>(device_in) + first_element * elem;
         tile.out = device_out;
         *out_box = box;
         return gp_cuda_copy_strided_resident(device, &tile, err);
     };
-    int64_t slot_lowest, slot_extent;
-    cut_span(copy, s, steps, &slot_lowest, &slot_extent);
-    return stream_tiles(device, in, out, next_tile, static_cast<size_t>(slot_extent * elem),
-                        static_cast<size_t>(steps * rest * elem), compute, err);
+    return stream_tiles(device, in, out, next_tile, static_cast<size_t>(in_elements(s_block, p_block) * elem),
+                        static_cast<size_t>(s_block * p_block * rest * elem), compute, err);
 }
 
 }  // namespace gp
@@ -912,10 +1041,9 @@ extern "C" void gp_cuda_host_free(void *ptr, size_t capacity, int cached)
     else if (cudaFreeHost(ptr) != cudaSuccess) cudaGetLastError();
 }
 
-extern "C" int gp_cuda_pinned_result_wanted(size_t in_bytes, size_t out_bytes, int64_t count, int scan)
+extern "C" int gp_cuda_pinned_result_wanted(gp_streamed_op op, size_t in_bytes, size_t out_bytes, int64_t count)
 {
-    return out_bytes >= gp::StreamTuning::min_pinned_result_bytes &&
-           gp::should_stream(in_bytes, out_bytes, count, scan != 0);
+    return out_bytes >= gp::StreamTuning::min_pinned_result_bytes && gp::should_stream(op, in_bytes, out_bytes, count);
 }
 
 extern "C" int gp_cuda_host_is_pinned(const void *ptr, size_t bytes)

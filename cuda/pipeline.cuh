@@ -8,11 +8,10 @@
 
 namespace gp {
 
-// Whether a host reduction (or scan) moving in_bytes in and out_bytes out (count elements) streams:
-// when its input is large enough to gain from the pipeline (StreamTuning::min_stream_bytes_*, or
+// Whether a host call of `op` moving in_bytes in and out_bytes out (count elements) streams: when
+// its input is large enough to gain from the pipeline (StreamTuning::min_stream_bytes, or
 // GPUPRIMS_STREAM_MIN_BYTES) or when the short path's copies would pass GPUPRIMS_MAX_DEVICE_BYTES.
-// Convolution and transpose, whose results are as large as their inputs, decide as scans do.
-bool should_stream(size_t in_bytes, size_t out_bytes, int64_t count, bool scan);
+bool should_stream(gp_streamed_op op, size_t in_bytes, size_t out_bytes, int64_t count);
 
 // Streamed forms of gp_cuda_reduce and gp_cuda_scan (same descriptors, host pointers).
 int stream_reduce(int device, const gp_reduce_desc *desc, gp_error *err);

@@ -143,7 +143,7 @@ extern "C" int gp_cuda_reduce(int device, const gp_reduce_desc *desc, gp_error *
     if (check_desc(desc, err) || use_device(device, err)) return -1;
     const size_t in_bytes = static_cast<size_t>(gp_dtype_size(desc->in_dtype)) * desc->outer * desc->n * desc->inner;
     const size_t out_bytes = static_cast<size_t>(gp_dtype_size(desc->out_dtype)) * desc->outer * desc->inner;
-    if (should_stream(in_bytes, out_bytes, desc->outer * desc->n * desc->inner, false)) return stream_reduce(device, desc, err);
+    if (should_stream(GP_STREAMED_REDUCE, in_bytes, out_bytes, desc->outer * desc->n * desc->inner)) return stream_reduce(device, desc, err);
     return with_device_copies(desc->in, in_bytes, desc->out, out_bytes, err,
                               [&](const void *device_in, void *device_out) {
                                   gp_reduce_desc resident = *desc;

@@ -389,7 +389,7 @@ extern "C" int gp_cuda_scan(int device, const gp_scan_desc *desc, gp_error *err)
     if (check_desc(desc, err) || use_device(device, err)) return -1;
     const size_t count = static_cast<size_t>(desc->outer) * desc->n * desc->inner;
     const size_t in_bytes = count * gp_dtype_size(desc->in_dtype), out_bytes = count * gp_dtype_size(desc->out_dtype);
-    if (should_stream(in_bytes, out_bytes, static_cast<int64_t>(count), true)) return stream_scan(device, desc, err);
+    if (should_stream(GP_STREAMED_SCAN, in_bytes, out_bytes, static_cast<int64_t>(count))) return stream_scan(device, desc, err);
     return with_device_copies(desc->in, in_bytes, desc->out, out_bytes, err,
                               [&](const void *device_in, void *device_out) {
                                   gp_scan_desc resident = *desc;

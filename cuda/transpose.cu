@@ -554,7 +554,7 @@ extern "C" int gp_cuda_copy_strided(int device, const gp_copy_desc *desc, gp_err
     // bytes into it.
     const size_t size = static_cast<size_t>(desc->elem_size), offset = static_cast<size_t>(-lowest) * size;
     const int64_t count = gp_copy_count(desc);
-    if (should_stream(static_cast<size_t>(extent) * size, static_cast<size_t>(count) * size, count, true))
+    if (should_stream(GP_STREAMED_COPY, static_cast<size_t>(extent) * size, static_cast<size_t>(count) * size, count))
         return stream_copy_strided(device, desc, err);
     return with_device_copies(static_cast<const char *>(desc->in) - offset, static_cast<size_t>(extent) * size,
                               desc->out, static_cast<size_t>(count) * size, err,

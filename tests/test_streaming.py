@@ -386,11 +386,39 @@ def test_convolve_and_transpose_larger_than_device_cap(streamed, rng):
         _same_bytes(got, want, what)
     streamed(max_device_bytes=256 << 10)
     assert gpuprims.transpose(matrix, device="cuda").tobytes() == matrix.T.copy().tobytes()
-    streamed(max_device_bytes=64)
+    streamed(max_device_bytes=16)  # not even one element in and one out per slot
     with pytest.raises(MemoryError, match="GPUPRIMS_MAX_DEVICE_BYTES"):
         gpuprims.transpose(matrix, device="cuda")
     with pytest.raises(MemoryError, match="GPUPRIMS_MAX_DEVICE_BYTES"):
         gpuprims.convolve2d(image, mask, device="cuda")
+
+
+@cuda
+@pytest.mark.parametrize("shape,axes", [((3, 100_003), None), ((100_003, 3), None), ((2, 5, 40_009), (2, 0, 1)),
+                                        ((40_009, 2, 5), (1, 2, 0))])
+def test_transpose_wide_rows_under_device_cap(streamed, rng, shape, axes):
+    """Rows far wider than a 64 KiB device cap: blocks cut them too."""
+    a = make_data(rng, "float32", shape)
+    streamed(max_device_bytes=64 << 10)
+    want = np.ascontiguousarray(np.transpose(a, axes))
+    for source in (a, gpuprims.pinned_copy(a)):
+        assert gpuprims.transpose(source, axes, device="cuda").tobytes() == want.tobytes()
+
+
+@cuda
+@pytest.mark.parametrize("chunk", [4096, 1 << 16])
+def test_transpose_pinned_blocks(streamed, rng, chunk):
+    """Pinned sources, reversed and stepped, and results of 1 MiB and more (pinned themselves) whose
+    blocks are runs of rows of slabs: the copy engines move every kind of box."""
+    a = make_data(rng, "float32", (64, 67, 65))
+    source = gpuprims.pinned_copy(a)
+    streamed(chunk)
+    for view, axes in ((source, (2, 1, 0)), (source, (1, 2, 0)), (source[::-1, :, ::-1], (2, 0, 1)),
+                       (source[:, ::-2], (2, 1, 0)), (source.reshape(64 * 67, 65), None)):
+        got = gpuprims.transpose(view, axes, device="cuda")
+        want = np.ascontiguousarray(np.transpose(view, axes))
+        assert got.tobytes() == want.tobytes(), (view.shape, view.strides, axes)
+    assert gpuprims.is_pinned(gpuprims.transpose(source, (2, 1, 0), device="cuda"))
 
 
 @cuda
