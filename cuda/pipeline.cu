@@ -44,7 +44,6 @@ namespace gp {
 struct StreamTuning {
     static constexpr int slots = 4;                        // tiles in flight
     static constexpr size_t chunk_bytes = size_t(8) << 20;  // input bytes per tile
-    static constexpr int64_t ramp_tiles = 8;  // the first and last tiles hold from 1/ramp_tiles of a tile
     // Inputs from these sizes stream; smaller ones take the short path (one copy each way).  H200,
     // float32 from pageable memory, short path vs streamed (streamed results are pinned):
     //   sum         16 MiB 0.96 vs 1.28 ms,  32 MiB 1.89 vs 1.59 ms;
@@ -331,48 +330,29 @@ static cudaError_t copy_boxes_async(const HostView &view, const Boxes &boxes, ch
 // of at least min_rows_per_column_tile rows of a column block when a row is too long).
 struct Tiling {
     int64_t o_block, k_block, i_block;
-    bool slabs;  // tiles of whole slabs; else tiles cut along n (ramped tiles may, with k_block == n)
 };
 
 static Tiling plan_tiles(int64_t outer, int64_t n, int64_t inner, int64_t chunk)
 {
-    if (n * inner <= chunk) return {std::min(outer, chunk / (n * inner)), n, inner, true};
+    if (n * inner <= chunk) return {std::min(outer, chunk / (n * inner)), n, inner};
     const int64_t columns = std::min(inner, std::max<int64_t>(1, chunk / StreamTuning::min_rows_per_column_tile));
-    return {1, std::min(n, chunk / columns), columns, false};
+    return {1, std::min(n, chunk / columns), columns};
 }
 
-// Steps in the next tile of a walk with `done` elements behind it and `remaining` ahead, where a
-// step is `step` elements and a full tile `full` steps.  Nothing overlaps the first tile's copy in
-// or the last one's copy out, so the tiles at both ends are smaller: a tile holds at most the
-// elements done before it and half of those remaining, and at least full / ramp_tiles steps.
-static int64_t ramped_steps(int64_t full, int64_t step, int64_t done, int64_t remaining)
-{
-    const int64_t smallest = std::max<int64_t>(1, full / StreamTuning::ramp_tiles);
-    return std::max(smallest, std::min(full, std::min(done, (remaining + 1) / 2) / step));
-}
-
-// Walks the tiles slab by slab, column block by column block, along n; the walked dimension's
-// tiles ramp at both ends of the walk (ramped_steps).
+// Walks the tiles slab by slab, column block by column block, along n.
 class TileWalk {
   public:
-    TileWalk(const HostView &view, const Tiling &tiling)
-        : view_(view), tiling_(tiling), remaining_(view.outer * view.n * view.inner)
-    {
-    }
+    TileWalk(const HostView &view, const Tiling &tiling) : view_(view), tiling_(tiling) {}
     bool next(Box *box)
     {
         if (o_ >= view_.outer) return false;
-        const int64_t columns = std::min(tiling_.i_block, view_.inner - i_);
-        const int64_t o_count = tiling_.slabs ? ramped_steps(tiling_.o_block, view_.n * view_.inner, done_, remaining_) : 1;
-        const int64_t k_count = tiling_.slabs ? view_.n : ramped_steps(tiling_.k_block, columns, done_, remaining_);
-        *box = {o_, std::min(o_count, view_.outer - o_), k_, std::min(k_count, view_.n - k_), i_, columns};
-        done_ += box->count();
-        remaining_ -= box->count();
-        if ((k_ += box->k_count) >= view_.n) {
+        *box = {o_, std::min(tiling_.o_block, view_.outer - o_), k_, std::min(tiling_.k_block, view_.n - k_),
+                i_, std::min(tiling_.i_block, view_.inner - i_)};
+        if ((k_ += tiling_.k_block) >= view_.n) {
             k_ = 0;
-            if ((i_ += columns) >= view_.inner) {
+            if ((i_ += tiling_.i_block) >= view_.inner) {
                 i_ = 0;
-                o_ += box->o_count;
+                o_ += tiling_.o_block;
             }
         }
         return true;
@@ -381,7 +361,7 @@ class TileWalk {
   private:
     HostView view_;
     Tiling tiling_;
-    int64_t o_ = 0, k_ = 0, i_ = 0, done_ = 0, remaining_;
+    int64_t o_ = 0, k_ = 0, i_ = 0;
 };
 
 // Whether [ptr, ptr + bytes) is page-locked host memory (gpuprims', CuPy's, PyTorch's or
@@ -642,7 +622,7 @@ int stream_reduce(int device, const gp_reduce_desc *desc, gp_error *err)
 
     // Slabs cut along n: [running | tile partial] pairs, ping-ponged by the combining reduction.
     DeviceBuffer running;
-    if (!tiling.slabs && running.allocate(4 * acc_row, err)) return -1;
+    if (tiling.k_block < desc->n && running.allocate(4 * acc_row, err)) return -1;
     char *pairs[2] = {running.as<char>(), running.as<char>() + 2 * acc_row};
     int current = 0;
     const ComputeTile compute = [&](const Box &box, const void *device_in, void *device_out, Box *out_box) {
@@ -682,7 +662,7 @@ int stream_scan(int device, const gp_scan_desc *desc, gp_error *err)
 
     // Slabs cut along n: each column's running total, ping-ponged from tile to tile.
     DeviceBuffer carries;
-    if (!tiling.slabs && carries.allocate(2 * carry_row, err)) return -1;
+    if (tiling.k_block < desc->n && carries.allocate(2 * carry_row, err)) return -1;
     char *carry[2] = {carries.as<char>(), carries.as<char>() + carry_row};
     int current = 0;
     const ComputeTile compute = [&](const Box &box, const void *device_in, void *device_out, Box *out_box) {
@@ -780,8 +760,7 @@ int stream_correlate(int device, const gp_correlate_desc *desc, gp_error *err)
     int64_t first = 0;
     const NextTile next_tile = [&](Tile *tile) {
         if (first >= axis.out_length) return false;
-        const int64_t left = axis.out_length - first;
-        const int64_t count = std::min(ramped_steps(steps, 1, first, left), left);
+        const int64_t count = std::min(steps, axis.out_length - first);
         tile->box = {0, 1, first, count, 0, axis.out_unit};
         correlate_tile_image(axis, desc->boundary, first, count, &tile->input);
         first += count;
