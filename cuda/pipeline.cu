@@ -14,9 +14,10 @@
 //
 // A reduction that splits a slab along n keeps the running result of each column on the device;
 // a scan carries each column's running total from one tile to the next (scan_resident_carried).
-// Convolution streams tiles of output rows (samples) whose input carries the mask's halo
-// (stream_correlate); transpose streams panels along the largest source stride, each written back
-// as a strided copy (stream_copy_strided).
+// Convolution streams tiles of result rows, or blocks of rows by columns, whose input carries the
+// mask's halo (stream_correlate); transpose streams blocks of the output cut along the two
+// dimensions of largest source stride, read and written back as strided copies
+// (stream_copy_strided).
 //
 // Pinned slots, streams and events are allocated once per device and reused; the device slots
 // come from gpuprims' caching pool per call.  One streamed call runs per device at a time (the
@@ -579,6 +580,26 @@ static int stream_tiles(int device, const HostView &in, const HostView &out, con
     return status;
 }
 
+// The tile limits of a convolution or transpose call, in elements of `elem` bytes: the chunk
+// setting, and what one tile's input and result together may hold so that the slots fit
+// GPUPRIMS_MAX_DEVICE_BYTES.
+struct TileLimits {
+    int64_t chunk, slot;
+};
+
+static TileLimits tile_limits(int64_t elem)
+{
+    const StreamSettings settings = StreamSettings::current();
+    return {static_cast<int64_t>(std::min<size_t>(settings.chunk_bytes, INT64_MAX) / elem),
+            static_cast<int64_t>(std::min<size_t>(settings.max_device_bytes, INT64_MAX) / Engine::slots /
+                                 static_cast<size_t>(elem))};
+}
+
+static int too_small_for_a_tile(gp_error *err)
+{
+    return fail(err, GP_ERR_NOMEM, "GPUPRIMS_MAX_DEVICE_BYTES is too small to stream this array");
+}
+
 // The elements of a tile for this call: the chunk setting, lowered so that the slots, carries and
 // workspace fit GPUPRIMS_MAX_DEVICE_BYTES.  0 (with err set) when not even one element fits.
 static int64_t tile_elements(size_t in_elem, size_t out_elem, size_t widest, gp_error *err)
@@ -588,7 +609,7 @@ static int64_t tile_elements(size_t in_elem, size_t out_elem, size_t widest, gp_
     const size_t chunk = std::min(std::max<size_t>(1, settings.chunk_bytes / widest),
                                   settings.max_device_bytes / per_element);
     if (chunk == 0) {
-        fail(err, GP_ERR_NOMEM, "GPUPRIMS_MAX_DEVICE_BYTES is too small to stream this array");
+        too_small_for_a_tile(err);
         return 0;
     }
     return static_cast<int64_t>(std::min<size_t>(chunk, INT64_MAX / 2));
@@ -679,107 +700,128 @@ int stream_scan(int device, const gp_scan_desc *desc, gp_error *err)
                         static_cast<size_t>(chunk * out_elem), compute, err);
 }
 
-// Steps of a streamed axis per tile, when a tile of h steps packs h * in_per_step + in_extra input
-// elements and h * out_per_step result elements of elem bytes: as many as the chunk setting
-// holds (at least one), lowered so that the slots fit GPUPRIMS_MAX_DEVICE_BYTES, at most `steps`.
-// 0 (with err set) when not even one step fits.
-static int64_t steps_per_tile(int64_t steps, int64_t in_per_step, int64_t in_extra, int64_t out_per_step,
-                              int64_t elem, gp_error *err)
-{
-    const StreamSettings settings = StreamSettings::current();
-    const int64_t chunk = static_cast<int64_t>(std::min<size_t>(settings.chunk_bytes, INT64_MAX) / elem);
-    const int64_t wanted = std::max<int64_t>(1, (chunk - in_extra) / std::max(in_per_step, out_per_step));
-    const int64_t budget = static_cast<int64_t>(std::min<size_t>(settings.max_device_bytes, INT64_MAX) /
-                                                Engine::slots / static_cast<size_t>(elem));
-    const int64_t fitting = budget < in_extra ? 0 : (budget - in_extra) / (in_per_step + out_per_step);
-    if (fitting == 0) {
-        fail(err, GP_ERR_NOMEM, "GPUPRIMS_MAX_DEVICE_BYTES is too small to stream this array");
-        return 0;
-    }
-    return std::min({wanted, fitting, steps});
-}
-
-// Convolution streams along one axis of the image: its rows, or the samples of a one-row image
-// under a one-row mask (a 1-D signal).  Along that axis: the image's length, the mask's extent, the
-// offset of the first window and the result's length; unit and out_unit are the elements of one
-// step in the image and the result.
+// Along one axis of a convolution's image (rows or columns): the image's length, the mask's
+// extent, the offset of the first window and the result's length.
 struct CorrelateAxis {
-    int64_t length, mask, offset, out_length, unit, out_unit;
+    int64_t length, mask, offset, out_length;
+
+    // The image steps a tile of `count` results reads along the axis (at most).
+    int64_t in_steps(int64_t count) const { return count == out_length ? length : count + mask - 1; }
 };
 
-// The image a tile's launch sees along the axis: `length` steps, read from `offset` on.
-struct CorrelateTileImage {
+// What a tile of results [first, first + count) along an axis reads: runs of image steps (first,
+// steps), packed one after another, and the image its launch sees along the axis: `length` steps,
+// read from `offset` on.
+struct AxisCut {
+    std::vector<std::pair<int64_t, int64_t>> runs;
     int64_t length, offset;
 };
 
-// The input of the tile of results [first, first + count) along the axis: the boxes of the image
-// (seen as (1, length, unit)) it is packed from, and what its launch sees.  The launch keeps the
-// whole image's geometry across the axis.  Along it, windows that stay inside the image, or reach
-// past it under the fill rule, read the image's part they overlap, at an offset (the launch reads
-// the fill value past that part, exactly where the whole image ends); under wrap and symm, the
-// steps the rule reads are gathered in the order the windows read them, so that the launch never
-// reads past its own tile.
-static CorrelateTileImage correlate_tile_image(const CorrelateAxis &axis, gp_boundary boundary, int64_t first,
-                                               int64_t count, Boxes *input)
+// A tile along the whole axis sees the whole image.  Otherwise windows that stay inside the image,
+// or reach past it under the fill rule, read the image's part they overlap, at an offset (the
+// launch reads the fill value past that part, exactly where the whole image ends); under wrap and
+// symm, the steps the rule reads are gathered in the order the windows read them, so that the
+// launch never reads past its own tile.
+static AxisCut cut_axis(const CorrelateAxis &axis, gp_boundary boundary, int64_t first, int64_t count)
 {
-    const int64_t lo = first + axis.offset, hi = lo + count + axis.mask - 1;  // the steps the windows read
-    input->clear();
-    const auto add = [&](int64_t from, int64_t steps) {  // appends, merged with an adjacent last box
-        if (!input->empty() && input->back().k0 + input->back().k_count == from) input->back().k_count += steps;
-        else input->push_back({0, 1, from, steps, 0, axis.unit});
+    AxisCut cut;
+    const auto add = [&](int64_t from, int64_t steps) {  // appends, merged with an adjacent last run
+        if (!cut.runs.empty() && cut.runs.back().first + cut.runs.back().second == from) cut.runs.back().second += steps;
+        else cut.runs.emplace_back(from, steps);
     };
+    if (first == 0 && count == axis.out_length) {
+        add(0, axis.length);
+        cut.length = axis.length;
+        cut.offset = axis.offset;
+        return cut;
+    }
+    const int64_t lo = first + axis.offset, hi = lo + count + axis.mask - 1;  // the steps the windows read
     const int64_t begin = std::max<int64_t>(lo, 0), end = std::min(hi, axis.length);
     if (boundary == GP_BOUNDARY_FILL || (lo >= 0 && hi <= axis.length)) {
-        if (begin >= end) {  // no overlap: one step, which every read misses
-            const int64_t step = lo >= axis.length ? axis.length - 1 : 0;
-            add(step, 1);
-            return {1, lo - step};
-        }
-        add(begin, end - begin);
-        return {end - begin, lo - begin};
+        const int64_t step = lo >= axis.length ? axis.length - 1 : 0;  // no overlap: one step every read misses
+        add(begin < end ? begin : step, begin < end ? end - begin : 1);
+        cut.length = cut.runs[0].second;
+        cut.offset = lo - cut.runs[0].first;
+        return cut;
     }
     for (int64_t x = lo; x < std::min<int64_t>(hi, 0); ++x) add(gp_boundary_index(x, axis.length, boundary), 1);
     if (begin < end) add(begin, end - begin);
     for (int64_t x = std::max(lo, axis.length); x < hi; ++x) add(gp_boundary_index(x, axis.length, boundary), 1);
-    return {hi - lo, 0};
+    cut.length = hi - lo;
+    cut.offset = 0;
+    return cut;
 }
 
+// The boxes of the image (1, rows, cols) a tile is packed from, row-major: a box per run of rows
+// when the tile reads one run of columns, else a box per row and run of columns.
+static void correlate_tile_boxes(const AxisCut &rows, const AxisCut &cols, Boxes *input)
+{
+    input->clear();
+    for (const auto &row_run : rows.runs) {
+        if (cols.runs.size() == 1) {
+            input->push_back({0, 1, row_run.first, row_run.second, cols.runs[0].first, cols.runs[0].second});
+            continue;
+        }
+        for (int64_t row = row_run.first; row < row_run.first + row_run.second; ++row)
+            for (const auto &col_run : cols.runs) input->push_back({0, 1, row, 1, col_run.first, col_run.second});
+    }
+}
+
+// Convolution streams tiles of result rows (whole rows while a tile of them, with the mask's halo,
+// fits a chunk), else blocks of rows by columns: 1-D signals and very wide images.  Each tile's
+// input is the image it reads, halo included.
 int stream_correlate(int device, const gp_correlate_desc *desc, gp_error *err)
 {
     const int64_t elem = gp_dtype_size(desc->dtype);
-    const bool signal = desc->rows == 1 && desc->mask_rows == 1 && desc->out_rows == 1;
-    const CorrelateAxis axis =
-        signal ? CorrelateAxis{desc->cols, desc->mask_cols, desc->col_offset, desc->out_cols, 1, 1}
-               : CorrelateAxis{desc->rows,      desc->mask_rows, desc->row_offset,
-                               desc->out_rows,  desc->cols,      desc->out_cols};
-    const int64_t steps =
-        steps_per_tile(axis.out_length, axis.unit, (axis.mask - 1) * axis.unit, axis.out_unit, elem, err);
-    if (steps == 0) return -1;
-    const HostView in = host_view(desc->in, 1, axis.length, axis.unit, elem);
-    const HostView out = host_view(desc->out, 1, axis.out_length, axis.out_unit, elem);
-    int64_t first = 0;
+    const CorrelateAxis rows{desc->rows, desc->mask_rows, desc->row_offset, desc->out_rows};
+    const CorrelateAxis cols{desc->cols, desc->mask_cols, desc->col_offset, desc->out_cols};
+    const auto slot_elements = [&](int64_t h, int64_t w) { return rows.in_steps(h) * cols.in_steps(w) + h * w; };
+    // Tiles of `chunk` input elements, halved (rows first while they are whole, else the longer
+    // side) until a slot fits.
+    const TileLimits limits = tile_limits(elem);
+    int64_t h = 1, w = cols.out_length;
+    if (rows.mask * cols.in_steps(w) <= limits.chunk) {
+        h = std::min(rows.out_length, std::max<int64_t>(1, limits.chunk / cols.in_steps(w) - rows.mask + 1));
+    } else {
+        const int64_t side = static_cast<int64_t>(std::sqrt(static_cast<double>(limits.chunk)));
+        h = std::min(rows.out_length, std::max<int64_t>(1, side - rows.mask + 1));
+        w = std::min(cols.out_length, std::max<int64_t>(1, limits.chunk / rows.in_steps(h) - cols.mask + 1));
+    }
+    while (slot_elements(h, w) > limits.slot && (h > 1 || w > 1))
+        ((h > 1 && w == cols.out_length) || h >= w ? h : w) /= 2;
+    if (slot_elements(h, w) > limits.slot) return too_small_for_a_tile(err);
+
+    const HostView in = host_view(desc->in, 1, desc->rows, desc->cols, elem);
+    const HostView out = host_view(desc->out, 1, desc->out_rows, desc->out_cols, elem);
+    int64_t row = 0, col = 0;
     const NextTile next_tile = [&](Tile *tile) {
-        if (first >= axis.out_length) return false;
-        const int64_t count = std::min(steps, axis.out_length - first);
-        tile->box = {0, 1, first, count, 0, axis.out_unit};
-        correlate_tile_image(axis, desc->boundary, first, count, &tile->input);
-        first += count;
+        if (row >= rows.out_length) return false;
+        tile->box = {0, 1, row, std::min(h, rows.out_length - row), col, std::min(w, cols.out_length - col)};
+        correlate_tile_boxes(cut_axis(rows, desc->boundary, row, tile->box.k_count),
+                             cut_axis(cols, desc->boundary, col, tile->box.i_count), &tile->input);
+        if ((col += w) >= cols.out_length) {
+            col = 0;
+            row += h;
+        }
         return true;
     };
-    Boxes input;
     const ComputeTile compute = [&](const Box &box, const void *device_in, void *device_out, Box *out_box) {
-        const CorrelateTileImage image = correlate_tile_image(axis, desc->boundary, box.k0, box.k_count, &input);
+        const AxisCut row_cut = cut_axis(rows, desc->boundary, box.k0, box.k_count);
+        const AxisCut col_cut = cut_axis(cols, desc->boundary, box.i0, box.i_count);
         gp_correlate_desc tile = *desc;
         tile.in = device_in;
         tile.out = device_out;
-        (signal ? tile.cols : tile.rows) = image.length;
-        (signal ? tile.col_offset : tile.row_offset) = image.offset;
-        (signal ? tile.out_cols : tile.out_rows) = box.k_count;
+        tile.rows = row_cut.length;
+        tile.row_offset = row_cut.offset;
+        tile.out_rows = box.k_count;
+        tile.cols = col_cut.length;
+        tile.col_offset = col_cut.offset;
+        tile.out_cols = box.i_count;
         *out_box = box;
         return gp_cuda_correlate_resident(device, &tile, err);
     };
-    return stream_tiles(device, in, out, next_tile, static_cast<size_t>((steps + axis.mask - 1) * axis.unit * elem),
-                        static_cast<size_t>(steps * axis.out_unit * elem), compute, err);
+    return stream_tiles(device, in, out, next_tile, static_cast<size_t>(rows.in_steps(h) * cols.in_steps(w) * elem),
+                        static_cast<size_t>(h * w * elem), compute, err);
 }
 
 // The span of `copy` (see gp_copy_span) with its dimension s cut to s_steps and p (unless < 0) to
@@ -830,18 +872,14 @@ int stream_copy_strided(int device, const gp_copy_desc *desc, gp_error *err)
     const auto slot_elements = [&](int64_t s_steps, int64_t p_steps) {
         return in_elements(s_steps, p_steps) + s_steps * p_steps * rest;
     };
-    const StreamSettings settings = StreamSettings::current();
-    const int64_t chunk = static_cast<int64_t>(std::min<size_t>(settings.chunk_bytes, INT64_MAX) / elem);
-    const int64_t budget = static_cast<int64_t>(std::min<size_t>(settings.max_device_bytes, INT64_MAX) /
-                                                Engine::slots / static_cast<size_t>(elem));
-    const int64_t area = std::max<int64_t>(1, chunk / rest);
+    const TileLimits limits = tile_limits(elem);
+    const int64_t area = std::max<int64_t>(1, limits.chunk / rest);
     const int64_t side = std::max<int64_t>(1, static_cast<int64_t>(std::sqrt(static_cast<double>(area))));
     int64_t p_block = std::max<int64_t>(1, std::min(p_len, std::max(side, area / s_len)));
     int64_t s_block = std::max<int64_t>(1, std::min(s_len, area / p_block));
-    while (slot_elements(s_block, p_block) > budget && (s_block > 1 || p_block > 1))
+    while (slot_elements(s_block, p_block) > limits.slot && (s_block > 1 || p_block > 1))
         (s_block >= p_block ? s_block : p_block) /= 2;
-    if (slot_elements(s_block, p_block) > budget)
-        return fail(err, GP_ERR_NOMEM, "GPUPRIMS_MAX_DEVICE_BYTES is too small to stream this array");
+    if (slot_elements(s_block, p_block) > limits.slot) return too_small_for_a_tile(err);
 
     // The source seen as rows of |s_stride| elements, one per step along s (the lowest address first),
     // or, when steps overlap, as one row.

@@ -249,9 +249,9 @@ def test_pinned_inputs_streamed(streamed, rng, dtype, chunk):
 
 # ---- convolution and transpose ------------------------------------------------------------------
 #
-# A streamed convolution launches the same kernels on tiles of rows (samples) with their halo, and a
-# streamed transpose the same copy on panels, so their results must be bit-identical to the short
-# path's (which tests/test_convolve.py and tests/test_transpose.py check against SciPy and NumPy).
+# A streamed convolution launches the same kernels on tiles of rows (or blocks of rows by columns)
+# with their halo, and a streamed transpose the same copy on blocks, so their results must be
+# bit-identical to the short path's (which tests/test_convolve.py and tests/test_transpose.py check against SciPy and NumPy).
 
 def _same_bytes(got, want, what):
     assert got.dtype == want.dtype and got.shape == want.shape, what
@@ -391,6 +391,19 @@ def test_convolve_and_transpose_larger_than_device_cap(streamed, rng):
         gpuprims.transpose(matrix, device="cuda")
     with pytest.raises(MemoryError, match="GPUPRIMS_MAX_DEVICE_BYTES"):
         gpuprims.convolve2d(image, mask, device="cuda")
+
+
+@cuda
+@pytest.mark.parametrize("boundary", ["fill", "wrap", "symm"])
+@pytest.mark.parametrize("mode", ["full", "same", "valid"])
+@pytest.mark.parametrize("mask_shape", [(3, 3), (4, 5), (2, 9)])
+def test_convolve2d_wide_rows_under_device_cap(streamed, rng, mask_shape, mode, boundary):
+    """Rows of 120 KB under a 64 KiB device cap: tiles cut the columns too, gathering the
+    wrapped or mirrored columns at the image's left and right edges."""
+    image, mask = make_data(rng, "float32", (7, 30_011)), make_data(rng, "float32", mask_shape)
+    call = lambda: gpuprims.correlate2d(image, mask, mode, boundary, -2.5, device="cuda")  # noqa: E731
+    got, want = _short_then_streamed(streamed, call, None, max_device_bytes=64 << 10)
+    _same_bytes(got, want, f"{mask_shape} {mode} {boundary}")
 
 
 @cuda
