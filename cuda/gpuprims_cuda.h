@@ -60,8 +60,8 @@ int gp_cuda_memcpy(int device, void *dst, const void *src, size_t bytes, int wai
  * returns it to) a cache of blocks for streamed results; *capacity is the block's size, which
  * host_free needs back.  host_is_pinned says whether [ptr, ptr + bytes) is page-locked memory of
  * any origin (gpuprims', CuPy's, PyTorch's, cudaHostRegister'ed).  pinned_result_wanted: whether
- * a host call of `op` with these sizes streams with a result large enough to deserve a cached
- * pinned block. */
+ * a host call of `op` with these sizes streams with a result the cache of pinned blocks serves
+ * (from 1 MiB to the cache's 1 GiB). */
 int gp_cuda_host_alloc(size_t bytes, int cached, void **ptr, size_t *capacity, gp_error *err);
 void gp_cuda_host_free(void *ptr, size_t capacity, int cached);
 int gp_cuda_host_is_pinned(const void *ptr, size_t bytes);

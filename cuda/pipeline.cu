@@ -62,8 +62,10 @@ struct StreamTuning {
     static constexpr int64_t min_rows_per_column_tile = 32;
     // Device bytes per element of a tile beyond the slots: carries and kernel workspace.
     static constexpr int64_t workspace_bytes_per_element = 2;
-    // Streamed results from this size go to cached pinned blocks, which the cache keeps up to
-    // pinned_cache_bytes of when their arrays die.
+    // Streamed results from min_pinned_result_bytes to pinned_cache_bytes go to cached pinned
+    // blocks, which the cache keeps up to pinned_cache_bytes of when their arrays die.  Larger
+    // results are pageable: pinning a fresh 2 GiB block took 0.8 s on the H200 machine, ten times
+    // the streamed call.
     static constexpr size_t min_pinned_result_bytes = size_t(1) << 20;
     static constexpr size_t pinned_cache_bytes = size_t(1) << 30;
     static constexpr size_t pinned_block_granularity = size_t(2) << 20;
@@ -1060,7 +1062,9 @@ extern "C" void gp_cuda_host_free(void *ptr, size_t capacity, int cached)
 
 extern "C" int gp_cuda_pinned_result_wanted(gp_streamed_op op, size_t in_bytes, size_t out_bytes, int64_t count)
 {
-    return out_bytes >= gp::StreamTuning::min_pinned_result_bytes && gp::should_stream(op, in_bytes, out_bytes, count);
+    using gp::StreamTuning;
+    return out_bytes >= StreamTuning::min_pinned_result_bytes && out_bytes <= StreamTuning::pinned_cache_bytes &&
+           gp::should_stream(op, in_bytes, out_bytes, count);
 }
 
 extern "C" int gp_cuda_host_is_pinned(const void *ptr, size_t bytes)
