@@ -45,16 +45,19 @@ namespace gp {
 struct StreamTuning {
     static constexpr int slots = 4;                        // tiles in flight
     static constexpr size_t chunk_bytes = size_t(8) << 20;  // input bytes per tile
+    // A streamed array is cut into at least this many tiles, so that copies in, compute and copies
+    // out overlap also for arrays of one or two chunks (H200, convolve of 8 MiB: 0.85 ms in one
+    // tile, 0.54 ms in smaller ones).
+    static constexpr int64_t min_tiles = 4;
     // Inputs from these sizes stream; smaller ones take the short path (one copy each way).  H200,
-    // float32 from pageable memory, short path vs streamed (streamed results are pinned):
-    //   sum         16 MiB 0.96 vs 1.28 ms,  32 MiB 1.89 vs 1.59 ms;
-    //   prefix_sum   8 MiB 1.06 vs 1.26 ms,  16 MiB 1.99 vs 1.13 ms;
-    //   convolve     4 MiB 0.54 vs 0.81 ms,   8 MiB 1.05 vs 0.85 ms (7 taps);
-    //   convolve2d   4 MiB 0.58 vs 0.73 ms,   8 MiB 1.05 vs 0.99 ms (5 x 5);
-    //   transpose    4 MiB 0.55 vs 0.75 ms,   8 MiB 1.03 vs 1.05 ms, 16 MiB 1.96 vs 1.18 ms.
-    // Indexed by gp_streamed_op.
-    static constexpr size_t min_stream_bytes[] = {size_t(32) << 20, size_t(16) << 20, size_t(8) << 20,
-                                                  size_t(8) << 20};
+    // float32 from pageable memory, short path vs streamed (streamed results are pinned), ms:
+    //   sum          8 MiB 0.52 vs 0.58,  16 MiB 0.98 vs 1.21,  32 MiB 1.89 vs 1.30;
+    //   prefix_sum   2 MiB 0.31 vs 0.22,   4 MiB 0.54 vs 0.30;
+    //   convolve     2 MiB 0.33 vs 0.24 (7 taps);  convolve2d 2 MiB 0.32 vs 0.22 (5 x 5);
+    //   transpose    2 MiB 0.30 vs 0.27,   4 MiB 0.52 vs 0.29.
+    // (2 MiB is the smallest size measured.)  Indexed by gp_streamed_op.
+    static constexpr size_t min_stream_bytes[] = {size_t(32) << 20, size_t(2) << 20, size_t(2) << 20,
+                                                  size_t(2) << 20};
     static constexpr int max_copy_threads = 8;  // one host thread copies pageable memory at ~10 GB/s
     static constexpr size_t bytes_per_copy_part = size_t(512) << 10;  // smaller copies use fewer threads
     // A tile that cuts columns covers at least this many rows, so the running results of its
@@ -589,10 +592,20 @@ struct TileLimits {
     int64_t chunk, slot;
 };
 
-static TileLimits tile_limits(int64_t elem)
+// The chunk setting in elements of `elem` bytes (at least one), and at most a min_tiles-th of the
+// call's `count` elements.
+static int64_t chunk_elements(const StreamSettings &settings, int64_t count, size_t elem)
+{
+    const int64_t setting = static_cast<int64_t>(std::min<size_t>(settings.chunk_bytes / elem, INT64_MAX / 2));
+    const int64_t share = (count + StreamTuning::min_tiles - 1) / StreamTuning::min_tiles;
+    return std::max<int64_t>(1, std::min(setting, share));
+}
+
+// For a call of `count` elements (input elements of a convolution, output ones of a transpose).
+static TileLimits tile_limits(int64_t elem, int64_t count)
 {
     const StreamSettings settings = StreamSettings::current();
-    return {static_cast<int64_t>(std::min<size_t>(settings.chunk_bytes, INT64_MAX) / elem),
+    return {chunk_elements(settings, count, static_cast<size_t>(elem)),
             static_cast<int64_t>(std::min<size_t>(settings.max_device_bytes, INT64_MAX) / Engine::slots /
                                  static_cast<size_t>(elem))};
 }
@@ -602,19 +615,19 @@ static int too_small_for_a_tile(gp_error *err)
     return fail(err, GP_ERR_NOMEM, "GPUPRIMS_MAX_DEVICE_BYTES is too small to stream this array");
 }
 
-// The elements of a tile for this call: the chunk setting, lowered so that the slots, carries and
-// workspace fit GPUPRIMS_MAX_DEVICE_BYTES.  0 (with err set) when not even one element fits.
-static int64_t tile_elements(size_t in_elem, size_t out_elem, size_t widest, gp_error *err)
+// The elements of a tile of a reduce or scan of `count` elements: chunk_elements, lowered so that
+// the slots, carries and workspace fit GPUPRIMS_MAX_DEVICE_BYTES.  0 (with err set) when not even
+// one element fits.
+static int64_t tile_elements(size_t in_elem, size_t out_elem, size_t widest, int64_t count, gp_error *err)
 {
     const StreamSettings settings = StreamSettings::current();
     const size_t per_element = Engine::slots * (in_elem + out_elem) + StreamTuning::workspace_bytes_per_element;
-    const size_t chunk = std::min(std::max<size_t>(1, settings.chunk_bytes / widest),
-                                  settings.max_device_bytes / per_element);
-    if (chunk == 0) {
+    const size_t fitting = settings.max_device_bytes / per_element;
+    if (fitting == 0) {
         too_small_for_a_tile(err);
         return 0;
     }
-    return static_cast<int64_t>(std::min<size_t>(chunk, INT64_MAX / 2));
+    return std::min(chunk_elements(settings, count, widest), static_cast<int64_t>(std::min<size_t>(fitting, INT64_MAX / 2)));
 }
 
 // A reduce or scan descriptor for one tile, packed on the device.
@@ -635,7 +648,7 @@ static gp_dtype accumulator_dtype(gp_dtype out) { return out == GP_FLOAT16 ? GP_
 int stream_reduce(int device, const gp_reduce_desc *desc, gp_error *err)
 {
     const int64_t in_elem = gp_dtype_size(desc->in_dtype), out_elem = gp_dtype_size(desc->out_dtype);
-    const int64_t chunk = tile_elements(in_elem, out_elem, in_elem, err);
+    const int64_t chunk = tile_elements(in_elem, out_elem, in_elem, desc->outer * desc->n * desc->inner, err);
     if (chunk == 0) return -1;
     const HostView in = host_view(desc->in, desc->outer, desc->n, desc->inner, in_elem);
     const HostView out = host_view(desc->out, desc->outer, 1, desc->inner, out_elem);
@@ -676,7 +689,8 @@ int stream_reduce(int device, const gp_reduce_desc *desc, gp_error *err)
 int stream_scan(int device, const gp_scan_desc *desc, gp_error *err)
 {
     const int64_t in_elem = gp_dtype_size(desc->in_dtype), out_elem = gp_dtype_size(desc->out_dtype);
-    const int64_t chunk = tile_elements(in_elem, out_elem, std::max(in_elem, out_elem), err);
+    const int64_t chunk =
+        tile_elements(in_elem, out_elem, std::max(in_elem, out_elem), desc->outer * desc->n * desc->inner, err);
     if (chunk == 0) return -1;
     const HostView in = host_view(desc->in, desc->outer, desc->n, desc->inner, in_elem);
     const HostView out = host_view(desc->out, desc->outer, desc->n, desc->inner, out_elem);
@@ -780,7 +794,7 @@ int stream_correlate(int device, const gp_correlate_desc *desc, gp_error *err)
     const auto slot_elements = [&](int64_t h, int64_t w) { return rows.in_steps(h) * cols.in_steps(w) + h * w; };
     // Tiles of `chunk` input elements, halved (rows first while they are whole, else the longer
     // side) until a slot fits.
-    const TileLimits limits = tile_limits(elem);
+    const TileLimits limits = tile_limits(elem, desc->rows * desc->cols);
     int64_t h = 1, w = cols.out_length;
     if (rows.mask * cols.in_steps(w) <= limits.chunk) {
         h = std::min(rows.out_length, std::max<int64_t>(1, limits.chunk / cols.in_steps(w) - rows.mask + 1));
@@ -874,7 +888,7 @@ int stream_copy_strided(int device, const gp_copy_desc *desc, gp_error *err)
     const auto slot_elements = [&](int64_t s_steps, int64_t p_steps) {
         return in_elements(s_steps, p_steps) + s_steps * p_steps * rest;
     };
-    const TileLimits limits = tile_limits(elem);
+    const TileLimits limits = tile_limits(elem, gp_copy_count(&copy));
     const int64_t area = std::max<int64_t>(1, limits.chunk / rest);
     const int64_t side = std::max<int64_t>(1, static_cast<int64_t>(std::sqrt(static_cast<double>(area))));
     int64_t p_block = std::max<int64_t>(1, std::min(p_len, std::max(side, area / s_len)));
