@@ -103,8 +103,6 @@ template <class T> struct CorrelateArgs {
     int64_t rows, cols, mask_rows, mask_cols, out_rows, out_cols, row_offset, col_offset;
 };
 
-__host__ __device__ constexpr int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
-
 // Stages image rows [row0, row0 + nrows) x columns [col0, col0 + ncols), read with the boundary
 // rule (either range may reach past the image), into dst: element (r, c) at dst[r*stride + lead + c].
 // Returns lead, the offset that puts the source rows' 16-byte boundaries on dst's.  Rows go to

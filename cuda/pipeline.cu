@@ -36,6 +36,7 @@
 #include <thread>
 #include <vector>
 
+#include "common.cuh"
 #include "copy_layout.h"
 #include "pipeline.cuh"
 
@@ -72,6 +73,7 @@ struct StreamTuning {
     static constexpr size_t min_pinned_result_bytes = size_t(1) << 20;
     static constexpr size_t pinned_cache_bytes = size_t(1) << 30;
     static constexpr size_t pinned_block_granularity = size_t(2) << 20;
+    static constexpr int64_t slot_alignment = 256;  // device slots start where vectorized loads may
 };
 
 // ---- settings -----------------------------------------------------------------------------------
@@ -400,7 +402,7 @@ struct Engine {
     std::mutex mutex;  // one streamed call per device at a time
     bool created = false;
     cudaStream_t h2d = nullptr, d2h = nullptr;
-    cudaEvent_t allocated = nullptr;
+    cudaEvent_t allocated = nullptr, copies_done = nullptr;
     cudaEvent_t in_copied[slots] = {}, computed[slots] = {}, out_copied[slots] = {};
     char *pinned_in[slots] = {}, *pinned_out[slots] = {};
     size_t pinned_in_bytes = 0, pinned_out_bytes = 0;
@@ -411,6 +413,7 @@ struct Engine {
         GP_CUDA_TRY(cudaStreamCreateWithFlags(&h2d, cudaStreamNonBlocking), err, "cudaStreamCreate");
         GP_CUDA_TRY(cudaStreamCreateWithFlags(&d2h, cudaStreamNonBlocking), err, "cudaStreamCreate");
         GP_CUDA_TRY(cudaEventCreateWithFlags(&allocated, cudaEventDisableTiming), err, "cudaEventCreate");
+        GP_CUDA_TRY(cudaEventCreateWithFlags(&copies_done, cudaEventDisableTiming), err, "cudaEventCreate");
         for (int s = 0; s < slots; ++s) {
             GP_CUDA_TRY(cudaEventCreateWithFlags(&in_copied[s], cudaEventDisableTiming), err, "cudaEventCreate");
             GP_CUDA_TRY(cudaEventCreateWithFlags(&computed[s], cudaEventDisableTiming), err, "cudaEventCreate");
@@ -476,19 +479,31 @@ static int run_pipeline(Engine &engine, const StreamSettings &settings, const Ho
         (!in.pinned && Engine::reserve(engine.pinned_in, engine.pinned_in_bytes, in_slot, err)) ||
         (!out.pinned && Engine::reserve(engine.pinned_out, engine.pinned_out_bytes, out_slot, err)))
         return -1;
-    DeviceBuffer device_in[slots], device_out[slots];
-    // Declared after the buffers, so destroyed before them: the copy streams are done with the
-    // buffers before their (work-stream ordered) release, on every path out of here.
-    struct CopyStreamsIdle {
+    // One allocation holds every slot's input and result (one pool call instead of 2 * slots:
+    // host time before the first copy and after the last one is not overlapped with anything).
+    constexpr int64_t alignment = StreamTuning::slot_alignment;
+    const size_t in_stride = static_cast<size_t>(round_up(static_cast<int64_t>(in_slot), alignment));
+    const size_t out_stride = static_cast<size_t>(round_up(static_cast<int64_t>(out_slot), alignment));
+    DeviceBuffer device_slots;
+    if (device_slots.allocate(slots * (in_stride + out_stride), err)) return -1;
+    const auto device_in = [&](int s) { return device_slots.as<char>() + s * in_stride; };
+    const auto device_out = [&](int s) { return device_slots.as<char>() + slots * in_stride + s * out_stride; };
+    // Declared after the slots, so run before their (work-stream ordered) release on every path
+    // out of here: the work stream waits for the copy streams, on the device, without blocking
+    // the host.
+    struct CopiesBeforeRelease {
         const Engine &engine;
-        ~CopyStreamsIdle()
+        cudaStream_t work;
+        ~CopiesBeforeRelease()
         {
-            if (cudaStreamSynchronize(engine.h2d) != cudaSuccess || cudaStreamSynchronize(engine.d2h) != cudaSuccess)
-                cudaGetLastError();  // reported by stream_tiles' own synchronisation
+            for (cudaStream_t copies : {engine.h2d, engine.d2h})
+                if (cudaEventRecord(engine.copies_done, copies) != cudaSuccess ||
+                    cudaStreamWaitEvent(work, engine.copies_done, 0) != cudaSuccess) {
+                    cudaGetLastError();  // then wait on the host; errors surface in stream_tiles
+                    if (cudaStreamSynchronize(copies) != cudaSuccess) cudaGetLastError();
+                }
         }
-    } idle_on_exit{engine};
-    for (int s = 0; s < slots; ++s)
-        if (device_in[s].allocate(in_slot, err) || device_out[s].allocate(out_slot, err)) return -1;
+    } copies_before_release{engine, work};
     // The slots are allocated in the work stream's order; the copy streams start after that.
     GP_CUDA_TRY(cudaEventRecord(engine.allocated, work), err, "cudaEventRecord");
     GP_CUDA_TRY(cudaStreamWaitEvent(engine.h2d, engine.allocated, 0), err, "cudaStreamWaitEvent");
@@ -537,8 +552,8 @@ static int run_pipeline(Engine &engine, const StreamSettings &settings, const Ho
         if (more && stage(tile + 1, next.input)) return -1;
         // In, once the device slot's previous tile has been computed.
         GP_CUDA_TRY(cudaStreamWaitEvent(engine.h2d, engine.computed[s], 0), err, "cudaStreamWaitEvent");
-        GP_CUDA_TRY(in.pinned ? copy_boxes_async(in, current.input, device_in[s].as<char>(), true, engine.h2d)
-                              : cudaMemcpyAsync(device_in[s].as<void>(), engine.pinned_in[s],
+        GP_CUDA_TRY(in.pinned ? copy_boxes_async(in, current.input, device_in(s), true, engine.h2d)
+                              : cudaMemcpyAsync(device_in(s), engine.pinned_in[s],
                                                 static_cast<size_t>(boxes_count(current.input) * in.elem),
                                                 cudaMemcpyHostToDevice, engine.h2d),
                     err, "copy to device");
@@ -547,15 +562,15 @@ static int run_pipeline(Engine &engine, const StreamSettings &settings, const Ho
         GP_CUDA_TRY(cudaStreamWaitEvent(work, engine.in_copied[s], 0), err, "cudaStreamWaitEvent");
         GP_CUDA_TRY(cudaStreamWaitEvent(work, engine.out_copied[s], 0), err, "cudaStreamWaitEvent");
         Box out_box{0, 0, 0, 0, 0, 0};
-        if (compute(current.box, device_in[s].as<const void>(), device_out[s].as<void>(), &out_box)) return -1;
+        if (compute(current.box, device_in(s), device_out(s), &out_box)) return -1;
         GP_CUDA_TRY(cudaEventRecord(engine.computed[s], work), err, "cudaEventRecord");
         if (out_box.count() == 0) continue;
         // Out, once the pinned out slot's previous result has reached the host result.
         if (deliver(tile - slots)) return -1;
         GP_CUDA_TRY(cudaStreamWaitEvent(engine.d2h, engine.computed[s], 0), err, "cudaStreamWaitEvent");
         const size_t out_bytes = static_cast<size_t>(out_box.count() * out.elem);
-        GP_CUDA_TRY(out.pinned ? copy_box_async(out, out_box, device_out[s].as<char>(), false, engine.d2h)
-                               : cudaMemcpyAsync(engine.pinned_out[s], device_out[s].as<void>(), out_bytes,
+        GP_CUDA_TRY(out.pinned ? copy_box_async(out, out_box, device_out(s), false, engine.d2h)
+                               : cudaMemcpyAsync(engine.pinned_out[s], device_out(s), out_bytes,
                                                  cudaMemcpyDeviceToHost, engine.d2h),
                     err, "copy to host");
         GP_CUDA_TRY(cudaEventRecord(engine.out_copied[s], engine.d2h), err, "cudaEventRecord");
@@ -573,15 +588,11 @@ static int stream_tiles(int device, const HostView &in, const HostView &out, con
     Engine &engine = engines[device];
     std::lock_guard<std::mutex> lock(engine.mutex);
     const StreamSettings settings = StreamSettings::current();
-    int status = run_pipeline(engine, settings, in, out, next_tile, in_slot, out_slot, compute, err);
-    gp_error drain_error;
-    const cudaStream_t streams[3] = {engine.h2d, engine.d2h, work_stream()};
-    for (cudaStream_t stream : streams) {
-        if (stream == nullptr) continue;
-        const cudaError_t code = cudaStreamSynchronize(stream);
-        if (code != cudaSuccess && status == 0) status = fail(err, code, "finishing a streamed call");
-        else if (code != cudaSuccess) fail(&drain_error, code, "finishing a streamed call");
-    }
+    const int status = run_pipeline(engine, settings, in, out, next_tile, in_slot, out_slot, compute, err);
+    // The work stream waits for the copy streams' last work (run_pipeline's CopiesBeforeRelease),
+    // so once it is idle, all three are.
+    const cudaError_t code = cudaStreamSynchronize(work_stream());
+    if (code != cudaSuccess && status == 0) return fail(err, code, "finishing a streamed call");
     return status;
 }
 
