@@ -21,8 +21,8 @@
 //
 // Pinned slots, streams and events are allocated once per device and reused; the device slots
 // come from gpuprims' caching pool per call.  One streamed call runs per device at a time (the
-// bus is the bottleneck; a second caller waits), and every call leaves the streams idle, also
-// after a failure.
+// bus is the bottleneck; a second caller waits), and every call returns with its copies and
+// kernels done, also after a failure (only the slots' stream-ordered release may be pending).
 #include <algorithm>
 #include <climits>
 #include <cmath>
@@ -489,13 +489,15 @@ static int run_pipeline(Engine &engine, const StreamSettings &settings, const Ho
     const auto device_in = [&](int s) { return device_slots.as<char>() + s * in_stride; };
     const auto device_out = [&](int s) { return device_slots.as<char>() + slots * in_stride + s * out_stride; };
     // Declared after the slots, so run before their (work-stream ordered) release on every path
-    // out of here: the work stream waits for the copy streams, on the device, without blocking
-    // the host.
+    // out of here that leaves copies in flight: the work stream waits for the copy streams, on
+    // the device, without blocking the host.
     struct CopiesBeforeRelease {
         const Engine &engine;
         cudaStream_t work;
+        bool all_done = false;
         ~CopiesBeforeRelease()
         {
+            if (all_done) return;
             for (cudaStream_t copies : {engine.h2d, engine.d2h})
                 if (cudaEventRecord(engine.copies_done, copies) != cudaSuccess ||
                     cudaStreamWaitEvent(work, engine.copies_done, 0) != cudaSuccess) {
@@ -576,11 +578,15 @@ static int run_pipeline(Engine &engine, const StreamSettings &settings, const Ho
         GP_CUDA_TRY(cudaEventRecord(engine.out_copied[s], engine.d2h), err, "cudaEventRecord");
         pending.push_back({tile, s, out_box});
     }
-    return deliver(LLONG_MAX);
+    if (deliver(LLONG_MAX)) return -1;
+    // The last result is out, so everything is done: each tile's copy out waits for its kernels,
+    // which wait for its copy in and run in order.
+    copies_before_release.all_done = true;
+    return 0;
 }
 
-// Runs the pipeline under the device's engine lock and leaves every stream idle, on failure too,
-// so the pinned slots and device buffers are free for the next call.
+// Runs the pipeline under the device's engine lock and returns with its copies and kernels done,
+// on failure too, so the pinned slots and device buffers are free for the next call.
 static int stream_tiles(int device, const HostView &in, const HostView &out, const NextTile &next_tile,
                         size_t in_slot, size_t out_slot, const ComputeTile &compute, gp_error *err)
 {
@@ -589,10 +595,9 @@ static int stream_tiles(int device, const HostView &in, const HostView &out, con
     std::lock_guard<std::mutex> lock(engine.mutex);
     const StreamSettings settings = StreamSettings::current();
     const int status = run_pipeline(engine, settings, in, out, next_tile, in_slot, out_slot, compute, err);
-    // The work stream waits for the copy streams' last work (run_pipeline's CopiesBeforeRelease),
-    // so once it is idle, all three are.
-    const cudaError_t code = cudaStreamSynchronize(work_stream());
-    if (code != cudaSuccess && status == 0) return fail(err, code, "finishing a streamed call");
+    // After a failure the work stream waits for the copy streams' last work (run_pipeline's
+    // CopiesBeforeRelease), so once it is idle, all three are.
+    if (status != 0 && cudaStreamSynchronize(work_stream()) != cudaSuccess) cudaGetLastError();
     return status;
 }
 
