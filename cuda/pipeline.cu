@@ -488,9 +488,9 @@ static int run_pipeline(Engine &engine, const StreamSettings &settings, const Ho
     if (device_slots.allocate(slots * (in_stride + out_stride), err)) return -1;
     const auto device_in = [&](int s) { return device_slots.as<char>() + s * in_stride; };
     const auto device_out = [&](int s) { return device_slots.as<char>() + slots * in_stride + s * out_stride; };
-    // Declared after the slots, so run before their (work-stream ordered) release on every path
-    // out of here that leaves copies in flight: the work stream waits for the copy streams, on
-    // the device, without blocking the host.
+    // Declared after the slots, so run before their (work-stream ordered) release on every failed
+    // path out of here, which may leave copies in flight: the work stream waits for the copy
+    // streams, on the device, without blocking the host.
     struct CopiesBeforeRelease {
         const Engine &engine;
         cudaStream_t work;
@@ -501,7 +501,7 @@ static int run_pipeline(Engine &engine, const StreamSettings &settings, const Ho
             for (cudaStream_t copies : {engine.h2d, engine.d2h})
                 if (cudaEventRecord(engine.copies_done, copies) != cudaSuccess ||
                     cudaStreamWaitEvent(work, engine.copies_done, 0) != cudaSuccess) {
-                    cudaGetLastError();  // then wait on the host; errors surface in stream_tiles
+                    cudaGetLastError();  // then wait on the host; the call reports its first error
                     if (cudaStreamSynchronize(copies) != cudaSuccess) cudaGetLastError();
                 }
         }
