@@ -77,7 +77,7 @@ class BuildExtWithNvcc(build_ext):
         nvcc = str(CUDA_HOME / "bin" / "nvcc")
         out_dir = Path(self.build_temp) / "cuda"
         out_dir.mkdir(parents=True, exist_ok=True)
-        headers = [p for d in ("cuda", "csrc") for p in (ROOT / d).glob("*.*h")]
+        headers = [p for d in ("cuda", "csrc") for p in (ROOT / d).rglob("*.*h")]
         newest_header = max((p.stat().st_mtime for p in headers), default=0)
         flags = (["-O3", "-std=c++17", "-Xcompiler", "-fPIC,-fvisibility=hidden,-Wall,-Wextra",
                   "-Xfatbin=-compress-all", "--threads", "0"]
@@ -86,7 +86,8 @@ class BuildExtWithNvcc(build_ext):
                  + shlex.split(os.environ.get("GPUPRIMS_NVCC_FLAGS", "")))
 
         def compile_one(source):
-            obj = out_dir / (Path(source).stem + ".o")
+            obj = out_dir / Path(source).with_suffix(".o")  # cuda/reduce/reduce.cu -> .../cuda/reduce/reduce.o
+            obj.parent.mkdir(parents=True, exist_ok=True)
             src_time = max(Path(source).stat().st_mtime, newest_header)
             if obj.exists() and obj.stat().st_mtime >= src_time and not self.force:
                 return str(obj)
@@ -103,16 +104,16 @@ class BuildExtWithNvcc(build_ext):
 CUDA_HOME = find_cuda_home()
 ARCHS = os.environ.get("GPUPRIMS_CUDA_ARCHS", DEFAULT_ARCHS)
 
-sources = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "csrc").glob("*.c"))
-include_dirs = ["csrc", "cuda", numpy.get_include()]
+sources = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "csrc").rglob("*.c"))
+include_dirs = ["csrc", "cuda", numpy.get_include()]  # includes name their folder: "contract/gp_call.h"
 define_macros = []
-libraries = []
+libraries = ["pthread"]  # the host thread pool (csrc/parallel)
 library_dirs = []
-extra_link_args = [f"-Wl,--version-script={ROOT / 'csrc' / 'exports.map'}"]
+extra_link_args = [f"-Wl,--version-script={ROOT / 'csrc' / 'glue' / 'exports.map'}"]
 if CUDA_HOME is not None:
-    sources += sorted(str(p.relative_to(ROOT)) for p in (ROOT / "cuda").glob("*.cu"))
+    sources += sorted(str(p.relative_to(ROOT)) for p in (ROOT / "cuda").rglob("*.cu"))
     define_macros.append(("GPUPRIMS_CUDA_ARCHS", f'"{ARCHS}"'))
-    libraries += ["cudart_static", "rt", "pthread", "dl"]
+    libraries += ["cudart_static", "rt", "dl"]
     for candidate in ("lib64", "lib", "targets/x86_64-linux/lib", "targets/sbsa-linux/lib"):
         if (CUDA_HOME / candidate / "libcudart_static.a").exists():
             library_dirs.append(str(CUDA_HOME / candidate))

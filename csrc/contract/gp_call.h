@@ -1,0 +1,124 @@
+/* The call descriptor shared by the C glue, the planner and both backends.
+ *
+ * A call is one primitive over one input and one output.  The reduce and scan primitives work on
+ * the canonical (outer, n, inner) view of a C-contiguous array: along the middle axis of length n,
+ * independently for each of the outer * inner positions.  Sizes are 64-bit everywhere.  `in` and
+ * `out` are host or device addresses, as the call's plan says (gp_plan.h). */
+#ifndef GP_CALL_H
+#define GP_CALL_H
+
+#include <stdint.h>
+
+#include "contract/gp_dtype.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum { GP_REDUCE, GP_SCAN, GP_CORRELATE, GP_COPY, GP_CONVERT, GP_NUM_PRIMITIVES } gp_primitive;
+
+typedef enum { GP_SUM, GP_PROD, GP_MIN, GP_MAX, GP_NUM_OPS } gp_op;
+
+/* Reduce along n: outer * inner results of out_dtype.  Supported pairs: gp_reduce_supported(). */
+typedef struct {
+    gp_op op;
+    gp_dtype in_dtype, out_dtype;
+    int64_t outer, n, inner;
+} gp_reduce_args;
+
+/* Inclusive (or exclusive) prefix sum along n; the output has the input's shape.  Supported pairs:
+ * gp_accumulate_supported(). */
+typedef struct {
+    gp_dtype in_dtype, out_dtype;
+    int64_t outer, n, inner;
+    int exclusive;
+} gp_scan_args;
+
+/* How correlate reads the image outside its bounds (scipy.signal.convolve2d's boundary): the fill
+ * value, the periodic extension, or the symmetric extension (edge element repeated). */
+typedef enum { GP_BOUNDARY_FILL, GP_BOUNDARY_WRAP, GP_BOUNDARY_SYMM, GP_NUM_BOUNDARIES } gp_boundary;
+
+/* Correlation of a rows x cols image with a mask_rows x mask_cols mask, both C-contiguous and of one
+ * dtype, which is also the output's:
+ *   out[i, j] = sum over p < mask_rows, q < mask_cols of mask[p, q] * image(i + row_offset + p, j + col_offset + q)
+ * for i < out_rows, j < out_cols; image(r, c) outside the image follows `boundary` (fill: *fill).
+ * Convolution is correlation with the mask reversed; a 1-D signal is one row.  Accumulation: float16
+ * in float32 or wider, float32/float64 in their own type or wider; integers wrap around in the
+ * output's width; bool is the OR of ANDs (NumPy's bool dot).  mask and fill are host pointers on
+ * every route. */
+typedef struct {
+    gp_dtype dtype;
+    gp_boundary boundary;
+    int64_t rows, cols, mask_rows, mask_cols, out_rows, out_cols, row_offset, col_offset;
+    const void *mask, *fill;
+} gp_correlate_args;
+
+/* A C-contiguous copy of a strided view (transpose is the copy of a permuted view).  The call's in
+ * points at element (0, ..., 0) of the view; strides count elements, not bytes, and may be negative
+ * or zero.  out receives the product of shape elements in C order.  Elements are moved as raw 1-,
+ * 2-, 4- or 8-byte words, so the dtype does not matter, only its size. */
+enum { GP_MAX_DIMS = 64 }; /* NumPy's NPY_MAXDIMS */
+
+typedef struct {
+    int ndim;
+    int64_t elem_size;
+    int64_t shape[GP_MAX_DIMS];
+    int64_t strides[GP_MAX_DIMS];
+} gp_copy_args;
+
+/* out[i] = (out_dtype)(in[i] / divisor) for i < count, NumPy's casting (float to integer truncates,
+ * anything to bool is != 0); divisor 0 means no division (only float inputs are divided, in their
+ * own precision, as numpy.true_divide by a Python int). */
+typedef struct {
+    gp_dtype in_dtype, out_dtype;
+    int64_t count, divisor;
+} gp_convert_args;
+
+typedef struct {
+    gp_primitive primitive;
+    const void *in;
+    void *out;
+    union {
+        gp_reduce_args reduce;
+        gp_scan_args scan;
+        gp_correlate_args correlate;
+        gp_copy_args copy;
+        gp_convert_args convert;
+    };
+} gp_call;
+
+static inline int gp_reduce_supported(gp_op op, gp_dtype in, gp_dtype out)
+{
+    if (!gp_dtype_valid(in)) return 0;
+    if (op == GP_MIN || op == GP_MAX) return in == out;
+    return (op == GP_SUM || op == GP_PROD) && gp_accumulate_supported(in, out);
+}
+
+#ifdef __CUDACC__
+#define GP_HOST_DEVICE __host__ __device__
+#else
+#define GP_HOST_DEVICE
+#endif
+
+/* Index i of an axis of length n as the boundary rule reads it: i itself inside [0, n), else its
+ * periodic or symmetric image (SciPy's circular_wrap_index / reflect_symm_index), or -1 for the
+ * fill value. */
+static inline GP_HOST_DEVICE int64_t gp_boundary_index(int64_t i, int64_t n, gp_boundary boundary)
+{
+    if (i >= 0 && i < n) return i;
+    if (boundary == GP_BOUNDARY_WRAP) {
+        const int64_t k = i % n;
+        return k < 0 ? k + n : k;
+    }
+    if (boundary == GP_BOUNDARY_SYMM) {
+        const int64_t k = (i >= 0 ? i : -i - 1) % (2 * n);
+        return k < n ? k : 2 * n - 1 - k;
+    }
+    return -1;
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
