@@ -6,10 +6,14 @@ Swap ``np.`` for ``gpuprims.``::
     a = np.random.default_rng(0).random(1_000_000, dtype=np.float32)
     gpuprims.sum(a), gpuprims.max(a), gpuprims.prefix_sum(a)
 
-Every function takes ``device=None | "cpu" | "cuda" | "cuda:N"``; None means the environment
-variable ``GPUPRIMS_DEVICE``, else the GPU when one is usable, else the CPU.
+Every function takes ``device=None | "cpu" | "cuda" | "cuda:N"``.  None means the environment
+variable ``GPUPRIMS_DEVICE`` when it is set, else the fastest: a call on host data runs where it
+finishes first (the C CPU backend or GPU 0, as gpuprims' cost model says; ``gpuprims.explain``
+shows the choice), a call on device-resident data on its GPU.
 """
-from ._api import cumsum, max, mean, min, prefix_sum, prod, sum
+from ._reductions import max, mean, min, prod, sum
+from ._scans import cumsum, prefix_sum
+from ._plan import explain
 from ._transpose import transpose
 from ._convolve import convolve, convolve2d, correlate, correlate2d
 from ._device import DeviceUnavailableError, cuda_available, device_info
@@ -46,6 +50,7 @@ __all__ = [
     "device_info",
     "empty_cache",
     "empty_pinned",
+    "explain",
     "is_pinned",
     "max",
     "mean",

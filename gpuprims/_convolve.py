@@ -7,8 +7,7 @@ offsets into the image, and how the image reads outside its bounds.  The rules t
 quoted where they are applied.
 
 Device in, device out: when either operand is device-resident (a DeviceArray, or another library's
-GPU array), the correlation runs on that GPU (``_core.correlate_resident``) and returns a
-DeviceArray there.  The image is converted on the device (a host image is uploaded); the mask is
+GPU array), the correlation runs on that GPU and returns a DeviceArray there.  The image is converted on the device (a host image is uploaded); the mask is
 always read from the host, so a device-resident mask is copied down first (masks are small).
 """
 import functools
@@ -17,11 +16,11 @@ import operator
 import numpy as np
 
 from . import _core
-from ._api import _as_input, _device_name, _placement, _supported
-from ._device import resolve_device
+from ._boundary import SUPPORTED_NAMES, placement, supported
 from ._device_array import DeviceArray, device_view, to_device
+from ._plan import Plan
 
-_FILL, _WRAP, _SYMM = 0, 1, 2  # gp_boundary in csrc/gp_types.h
+_FILL, _WRAP, _SYMM = 0, 1, 2  # gp_boundary in csrc/contract/gp_call.h
 
 _NUMPY_MODES = {"valid": 0, "same": 1, "full": 2}
 _SCIPY_MODES = {"valid": 0, "same": 1, "full": 2}
@@ -30,62 +29,49 @@ _SCIPY_BOUNDARIES = {"fill": _FILL, "pad": _FILL, "wrap": _WRAP, "circular": _WR
                      "symmetric": _SYMM, "reflect": None}
 
 
-class _Plan:
-    """One backend correlation: out[i, j] = sum of mask[p, q] * image(i + offsets[0] + p,
-    j + offsets[1] + q), computed in `dtype`, then shaped as `shape` (reversed when `reverse`).
+def _unsupported(dtype, function):
+    return TypeError(f"gpuprims.{function} does not support dtype {dtype} (supported: {SUPPORTED_NAMES})")
 
-    The image may be a DeviceArray (converted to `dtype` on its device); the mask is a host array.
-    """
 
-    def __init__(self, image, mask, out_rows, out_cols, offsets, dtype, shape, boundary=_FILL,
+def _correlation(image, mask, out_rows, out_cols, offsets, dtype, shape, index, resident, boundary=_FILL,
                  fill=None, reverse=False, overlaps_only=False):
-        if isinstance(image, DeviceArray):
-            self.image = image.contiguous() if image.dtype == dtype else image.astype(dtype)
-        else:
-            self.image = image.astype(dtype, copy=False)
-        self.mask = mask.astype(dtype, copy=False)
-        self.fill = np.zeros((), dtype) if fill is None else fill
-        self.window = (out_rows, out_cols, offsets[0], offsets[1], boundary)
-        self.shape = shape
-        self.reverse = reverse
-        # NumPy's 1-D correlation sums only the taps that overlap the signal, where the backends
-        # multiply the taps past its ends by zeros: the same sums unless a tap is inf or NaN.
-        self.fix_edges = overlaps_only and dtype.kind == "f" and not np.isfinite(self.mask).all()
+    """The plan of one backend correlation: out[i, j] = sum of mask[p, q] * image(i + offsets[0] + p,
+    j + offsets[1] + q), computed in `dtype` on backend device `index`, shaped as `shape` (reversed
+    when `reverse`).  With `resident` (an operand is device-resident) the image runs on the device
+    (converted there, or uploaded when it is host data) and the result is a DeviceArray; the mask is
+    always a host array."""
+    mask = mask.astype(dtype, copy=False)
+    # NumPy's 1-D correlation sums only the taps that overlap the signal, where the backends
+    # multiply the taps past its ends by zeros: the same sums unless a tap is inf or NaN.  Such
+    # masks run from the host, whose result is then mended (and moved back to the device).
+    fix_edges = overlaps_only and dtype.kind == "f" and not np.isfinite(mask).all()
+    if isinstance(image, DeviceArray):
+        image = image.get() if fix_edges else image.contiguous() if image.dtype == dtype else image.astype(dtype)
+    if not isinstance(image, DeviceArray):
+        image = image.astype(dtype, copy=False)
+        if resident and not fix_edges:
+            image = to_device(image, f"cuda:{index}")
 
-    def host_args(self, index):
-        """The arguments of ``_core.correlate`` (and ``time_correlate``) for a host image."""
-        return (self.image, self.mask, self.fill) + self.window + (index,)
+    def finish(result):
+        if fix_edges:
+            _sum_overlaps_only(result, image[0], mask[0], offsets[1])
+        if reverse:
+            result = result._flipped() if isinstance(result, DeviceArray) else np.ascontiguousarray(np.flip(result))
+        return to_device(result, f"cuda:{index}") if resident and fix_edges else result
 
-    def run(self, index, resident):
-        """The result on the host, or with `resident` a DeviceArray on GPU `index`."""
-        if not resident or self.fix_edges:
-            if isinstance(self.image, DeviceArray):
-                self.image = self.image.get()
-            result = _core.correlate(*self.host_args(index)).reshape(self.shape)
-            if self.fix_edges:
-                self._sum_overlaps_only(result)
-            if self.reverse:
-                result = np.ascontiguousarray(np.flip(result))
-            return to_device(result, _device_name(index)) if resident else result
-        image = self.image
-        if not isinstance(image, DeviceArray):
-            image = to_device(image, _device_name(index))
-        out = DeviceArray._empty(self.shape, image.dtype, index)
-        _core.correlate_resident((image.ptr, image.dtype.num, image.shape[0], image.shape[1], out.ptr),
-                                 self.mask, self.fill, *self.window, index)
-        return out._flipped() if self.reverse else out
+    params = (mask, np.zeros((), dtype) if fill is None else fill, out_rows, out_cols, offsets[0], offsets[1], boundary)
+    return Plan(_core.correlate, image, params, shape, dtype, index, finish if fix_edges or reverse else None)
 
 
-    def _sum_overlaps_only(self, result):
-        """Recomputes the outputs whose window reaches past the signal's ends as NumPy does
-        (_pyarray_correlate: a dot product over the overlap only)."""
-        signal, taps, offset = self.image[0], self.mask[0], self.window[3]
-        n, m = signal.size, taps.size
-        edges = set(range(min(-offset, result.size))) | set(range(max(n - m - offset + 1, 0), result.size))
-        with np.errstate(all="ignore"):  # numpy.correlate does not warn about inf - inf either
-            for j in edges:
-                first, last = max(0, -(j + offset)), min(m, n - (j + offset))
-                result[j] = np.dot(taps[first:last], signal[j + offset + first:j + offset + last])
+def _sum_overlaps_only(result, signal, taps, offset):
+    """Recomputes the outputs whose window reaches past the signal's ends as NumPy does
+    (_pyarray_correlate: a dot product over the overlap only)."""
+    n, m = signal.size, taps.size
+    edges = set(range(min(-offset, result.size))) | set(range(max(n - m - offset + 1, 0), result.size))
+    with np.errstate(all="ignore"):  # numpy.correlate does not warn about inf - inf either
+        for j in edges:
+            first, last = max(0, -(j + offset)), min(m, n - (j + offset))
+            result[j] = np.dot(taps[first:last], signal[j + offset + first:j + offset + last])
 
 
 def _array(x):
@@ -102,9 +88,10 @@ def _run(name, operands, device, *options):
     """gpuprims.<name>(*operands, *options, device=device): on the GPU of any device-resident
     operand, with a DeviceArray result; else on `device`, with a NumPy result."""
     views = [device_view(x) for x in operands]
-    index = _placement(name, device, views)
+    index = placement(name, device, views)
     operands = [x if view is None else view for x, view in zip(operands, views)]
-    return _PLANNERS[name](*operands, *options).run(index, any(view is not None for view in views))
+    resident = any(view is not None for view in views)
+    return _PLANNERS[name](index, resident, *operands, *options).run()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -149,8 +136,8 @@ def _numpy_result_dtype(a, v, function):
         dtype = np.result_type(a.dtype, v.dtype)
     except TypeError:
         raise TypeError(f"gpuprims.{function} does not support dtypes {a.dtype} and {v.dtype}") from None
-    if not _supported(dtype):
-        _as_input(np.empty(0, dtype), function)  # raises gpuprims' TypeError naming the dtype
+    if not supported(dtype):
+        raise _unsupported(dtype, function)
     return dtype
 
 
@@ -164,7 +151,7 @@ def _numpy_window(n, m, mode):
     return n + m - 1, -(m - 1)
 
 
-def _plan_convolve(a, v, mode="full"):
+def _plan_convolve(index, resident, a, v, mode="full"):
     """numpy.convolve: the shorter operand, reversed, slides over the longer."""
     a = _numpy_operand(a, "a", "convolve", True)
     v = _numpy_operand(v, "v", "convolve", True)
@@ -173,11 +160,11 @@ def _plan_convolve(a, v, mode="full"):
     if v.size > a.size:
         a, v = v, a
     length, offset = _numpy_window(a.size, v.size, mode)
-    return _Plan(a.reshape(1, -1), _host(v)[None, ::-1], 1, length, (0, offset), dtype, (length,),
-                 overlaps_only=True)
+    return _correlation(a.reshape(1, -1), _host(v)[None, ::-1], 1, length, (0, offset), dtype, (length,), index,
+                        resident, overlaps_only=True)
 
 
-def _plan_correlate(a, v, mode="valid"):
+def _plan_correlate(index, resident, a, v, mode="valid"):
     """numpy.correlate: if v is the longer, NumPy correlates v with a and reverses the result."""
     a = _numpy_operand(a, "a", "correlate", False)
     v = _numpy_operand(v, "v", "correlate", False)
@@ -187,8 +174,8 @@ def _plan_correlate(a, v, mode="valid"):
     if swapped:
         a, v = v, a
     length, offset = _numpy_window(a.size, v.size, mode)
-    return _Plan(a.reshape(1, -1), _host(v)[None, :], 1, length, (0, offset), dtype, (length,),
-                 reverse=swapped, overlaps_only=True)
+    return _correlation(a.reshape(1, -1), _host(v)[None, :], 1, length, (0, offset), dtype, (length,), index,
+                        resident, reverse=swapped, overlaps_only=True)
 
 
 def convolve(a, v, mode="full", *, device=None):
@@ -287,8 +274,8 @@ def _scipy_result_dtype(in1, in2, function):
         dtype = np.dtype(object)
     if dtype.kind in "iu" or dtype.char in "fd":
         return dtype
-    if dtype.kind in "cf":
-        _as_input(np.empty(0, dtype), function)  # raises gpuprims' TypeError naming the dtype
+    if dtype.kind in "cf" and not supported(dtype):
+        raise _unsupported(dtype, function)
     raise ValueError(f"{function} not available for this type ({dtype}).")
 
 
@@ -308,7 +295,7 @@ def _scipy_fill_value(fillvalue, dtype):
     return fill.reshape(())
 
 
-def _plan_2d(function, flip, in1, in2, mode="full", boundary="fill", fillvalue=0):
+def _plan_2d(function, flip, index, resident, in1, in2, mode="full", boundary="fill", fillvalue=0):
     """scipy.signal.convolve2d (flip) or correlate2d, as sigtools' pylab_convolve_2d computes them."""
     in1, in2 = _array(in1), _array(in2)
     if not in1.ndim == in2.ndim == 2:
@@ -344,8 +331,8 @@ def _plan_2d(function, flip, in1, in2, mode="full", boundary="fill", fillvalue=0
             shape.append(n + m - 1)
             offsets.append(-(m - 1))
     mask = _host(in2)[::-1, ::-1] if flip else _host(in2)
-    return _Plan(in1, mask, shape[0], shape[1], offsets, dtype, tuple(shape), boundary_value, fill,
-                 reverse=swapped and not flip)
+    return _correlation(in1, mask, shape[0], shape[1], offsets, dtype, tuple(shape), index, resident,
+                        boundary_value, fill, reverse=swapped and not flip)
 
 
 def convolve2d(in1, in2, mode="full", boundary="fill", fillvalue=0, *, device=None):
@@ -405,20 +392,6 @@ def correlate2d(in1, in2, mode="full", boundary="fill", fillvalue=0, *, device=N
     numpy.ndarray or DeviceArray
     """
     return _run("correlate2d", (in1, in2), device, mode, boundary, fillvalue)
-
-
-# ---------------------------------------------------------------------------------------------
-# benchmark hook
-# ---------------------------------------------------------------------------------------------
-
-def _time_kernel(name, in1, in2, repeats, *, device="cuda", **kwargs):
-    """Kernel times in milliseconds of `repeats` runs of gpuprims.<name>(in1, in2, **kwargs) on
-    the GPU.  The input is uploaded once; each run is timed with CUDA events (gpuprims.bench)."""
-    index = resolve_device(device)
-    if index < 0:
-        raise ValueError("_time_kernel needs a CUDA device")
-    plan = _PLANNERS[name](np.asarray(in1), np.asarray(in2), **kwargs)
-    return np.asarray(_core.time_correlate(int(repeats), plan.host_args(index)), dtype=np.float64)
 
 
 _PLANNERS = {

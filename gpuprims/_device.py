@@ -1,15 +1,16 @@
-"""Device selection: which backend a call runs on.
+"""Devices: which GPUs gpuprims can use, and what a ``device=`` argument names.
 
 A device is ``"cpu"``, ``"cuda"`` (GPU 0) or ``"cuda:N"``.  ``device=None`` means the environment
-variable ``GPUPRIMS_DEVICE`` when set, else ``"cuda"`` when a GPU is usable, else ``"cpu"``.
-Internally the CPU is device index -1 and GPU N is index N.
+variable ``GPUPRIMS_DEVICE`` when it is set, else *auto*: each call on host data runs where it
+finishes first (the CPU backend or GPU 0, as the planner's cost model says), and calls on
+device-resident data run on their GPU.  Internally the CPU is index -1, auto -2 and GPU N is N.
 """
 import functools
-import os
 
 from . import _core
 
 CPU = -1
+AUTO = -2
 
 
 class DeviceUnavailableError(RuntimeError, ValueError):
@@ -77,11 +78,28 @@ def _parse(device, source):
     return index
 
 
+_resolved = {}  # device strings already parsed: every call names its device again
+
+
 def resolve_device(device):
-    """The backend index for a ``device=`` argument: -1 for the CPU, N for GPU N."""
+    """The backend index for a ``device=`` argument: -1 for the CPU, N for GPU N, and for None
+    ``GPUPRIMS_DEVICE`` or else -2 (auto) when a GPU is usable, -1 when not."""
     if device is None:
-        from_env = os.environ.get("GPUPRIMS_DEVICE")
-        if from_env:
-            return _parse(from_env, " (from GPUPRIMS_DEVICE)")
-        return 0 if cuda_available() else CPU
-    return _parse(device, "")
+        device = _core.device_setting()
+        if device is None:
+            return AUTO if cuda_available() else CPU
+        source = " (from GPUPRIMS_DEVICE)"
+    else:
+        source = ""
+    index = _resolved.get(device) if type(device) is str else None
+    if index is None:
+        index = _parse(device, source)
+        _resolved[device] = index
+    return index
+
+
+def concrete_device(device):
+    """The backend index of a call that needs one device: auto means GPU 0 (``to_device``,
+    ``memory_info``)."""
+    index = resolve_device(device)
+    return 0 if index == AUTO else index

@@ -14,7 +14,7 @@ import operator
 import numpy as np
 
 from . import _core
-from ._device import resolve_device
+from ._device import DeviceUnavailableError, concrete_device, resolve_device
 
 _DL_CPU, _DL_CUDA = 1, 2
 _DL_CODE_OF_KIND = {"i": 0, "u": 1, "f": 2, "b": 6}
@@ -128,14 +128,16 @@ class DeviceArray:
         """This array if it is C-contiguous, else a C-contiguous copy on the device."""
         if self._c_contiguous:
             return self
-        for stride in self.strides:
-            if stride % self.itemsize:
-                raise ValueError("gpuprims needs strides that are multiples of the item size")
         out = DeviceArray._empty(self.shape, self.dtype, self.device_index)
-        _core.copy_strided_resident(self.ptr, self.itemsize, self.shape,
-                                    tuple(stride // self.itemsize for stride in self.strides),
-                                    out.ptr, self.device_index)
+        _core.copy(self._operand(), out.ptr, self.device_index, 0)
         return out
+
+    def _operand(self):
+        """The array as the core's entries take device data: (ptr, typenum, shape, strides), strides
+        in elements."""
+        if any(stride % self.itemsize for stride in self.strides):
+            raise ValueError("gpuprims needs strides that are multiples of the item size")
+        return (self.ptr, self.dtype.num, self.shape, tuple(stride // self.itemsize for stride in self.strides))
 
     def copy(self):
         """A C-contiguous copy on the device."""
@@ -162,8 +164,7 @@ class DeviceArray:
     def _converted(self, dtype, divisor=0):
         source = self.contiguous()
         out = DeviceArray._empty(self.shape, dtype, self.device_index)
-        _core.convert_resident(source.ptr, source.dtype.num, out.ptr, dtype.num, self.size, divisor,
-                               self.device_index)
+        _core.convert(source._operand(), out.ptr, self.device_index, 0, dtype.num, divisor)
         return out
 
     def reshape(self, *shape):
@@ -256,9 +257,8 @@ def to_device(a, device=None):
         For unsupported dtypes.
     """
     view = device_view(a)
-    index = resolve_device(device if device is not None else (view.device if view is not None else None))
+    index = concrete_device(device if device is not None else (view.device if view is not None else None))
     if index < 0:
-        from ._device import DeviceUnavailableError
         raise DeviceUnavailableError("to_device needs a CUDA device, not the CPU")
     if view is not None:
         if view.device_index != index:
@@ -346,17 +346,15 @@ def memory_info(device=None):
         ``in_use`` (bytes held by live arrays and calls), ``cached`` (bytes kept for reuse),
         ``peak_in_use``, and the whole device's ``device_free`` and ``device_total``.
     """
-    index = resolve_device(device if device is not None else "cuda")
-    return _core.memory_info(index)
+    return _core.memory_info(concrete_device(device if device is not None else "cuda"))
 
 
 def synchronize(device=None):
     """Wait until gpuprims' work on a GPU (its stream for that device) has finished."""
-    _core.synchronize(resolve_device(device if device is not None else "cuda"))
+    _core.synchronize(concrete_device(device if device is not None else "cuda"))
 
 
 def empty_cache(device=None):
     """Give the cached, unused device memory back to the driver (waits for pending work), and the
     cached page-locked host blocks of streamed results that have died back to the system."""
-    index = resolve_device(device if device is not None else "cuda")
-    _core.empty_cache(index)
+    _core.empty_cache(concrete_device(device if device is not None else "cuda"))

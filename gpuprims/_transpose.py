@@ -1,14 +1,12 @@
 """transpose: NumPy's axis semantics on top of gpuprims' strided-copy engine.
 
 A transpose is the C-contiguous copy of a permuted view: the view only reorders shape and strides,
-and ``_core.copy_strided`` copies any strided view (negative and zero strides included).
+and the core's copy primitive (``_core.copy``) copies any strided view (negative and zero strides
+included).
 """
-import numpy as np
-
 from . import _core
-from ._api import _as_input, _axis_integer, _input, normalize_axis_index
-from ._device import resolve_device
-from ._device_array import DeviceArray
+from ._boundary import array_input, axis_integer, normalize_axis_index
+from ._plan import Plan
 
 
 def _permutation(axes, ndim):
@@ -23,7 +21,7 @@ def _permutation(axes, ndim):
         items = list(axes)
     except TypeError:  # a single integer names the only axis of a 1-d array
         items = [axes]
-    items = [_axis_integer(item) for item in items]
+    items = [axis_integer(item) for item in items]
     if len(items) != ndim:
         raise ValueError("axes don't match array")
     order = []
@@ -75,16 +73,6 @@ def transpose(a, axes=None, *, device=None):
     MemoryError
         When device or host memory runs out.
     """
-    array, index = _input(a, "transpose", device)
+    array, index = array_input(a, "transpose", device)
     view = _permuted(array, axes)
-    return view.copy() if isinstance(view, DeviceArray) else _core.copy_strided(view, index)
-
-
-def _time_kernel(a, axes, repeats, *, device="cuda"):
-    """Kernel times in milliseconds of `repeats` transposes of `a` on the GPU, the input uploaded
-    once (for the benchmark, gpuprims.bench)."""
-    index = resolve_device(device)
-    if index < 0:
-        raise ValueError("_time_kernel needs a CUDA device")
-    times = _core.copy_strided(_permuted(_as_input(a, "transpose"), axes), index, int(repeats))
-    return np.asarray(times, dtype=np.float64)
+    return Plan(_core.copy, view, (), view.shape, view.dtype, index).run()

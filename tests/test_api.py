@@ -315,28 +315,29 @@ def test_public_api_has_docstrings(name):
     assert gpuprims.__doc__, "module docstring"
 
 
-def test_private_timing_hooks_exist():
-    assert callable(gpuprims._api._time_kernel)
-    assert callable(gpuprims._api._time_memcpy)
-    if not gpuprims.cuda_available():
-        with pytest.raises(gpuprims.DeviceUnavailableError):
-            gpuprims._api._time_kernel("sum", np.arange(10, dtype=np.float32), 2)
-        with pytest.raises(gpuprims.DeviceUnavailableError):
-            gpuprims._api._time_memcpy(1024, 2)
-
-
-def test_private_timing_hooks_on_gpu():
-    if not gpuprims.cuda_available():
-        pytest.skip("needs a GPU")
-    a = np.arange(1 << 20, dtype=np.float32)
+def test_private_timing_hook(device):
+    """_timing.device_times times the work of any public call, on the CPU or the GPU."""
+    from gpuprims import _timing
+    a = np.arange(1 << 16, dtype=np.float32)
     for name in ("sum", "prod", "min", "max", "mean", "prefix_sum"):
-        t = gpuprims._api._time_kernel(name, a, 3)
+        t = _timing.device_times(getattr(gpuprims, name), a, repeats=3, device=device)
         assert isinstance(t, np.ndarray) and t.dtype == np.float64 and t.shape == (3,)
-        assert np.all(t > 0) and np.all(np.isfinite(t))
-    t = gpuprims._api._time_kernel("prefix_sum", a, 2, exclusive=True)
+        assert np.all(t >= 0) and np.all(np.isfinite(t)) and np.any(t > 0)
+    t = _timing.device_times(gpuprims.prefix_sum, a, repeats=2, device=device, exclusive=True)
     assert t.shape == (2,)
-    t = gpuprims._api._time_memcpy(1 << 20, 4)
-    assert t.dtype == np.float64 and t.shape == (4,) and np.all(t > 0)
+    t = _timing.device_times(gpuprims.transpose, a.reshape(256, 256), repeats=2, device=device)
+    assert t.shape == (2,)
+    t = _timing.device_times(gpuprims.convolve2d, a.reshape(256, 256), np.ones((3, 3), np.float32), repeats=2,
+                             device=device, mode="same")
+    assert t.shape == (2,)
+    with pytest.raises(ValueError):
+        _timing.device_times(gpuprims.sum, a, repeats=0, device=device)
+    with pytest.raises(TypeError, match="not a gpuprims computation"):
+        _timing.device_times(lambda x, device=None: x.sum(), a, repeats=2, device=device)
+    if not gpuprims.cuda_available():
+        with pytest.raises(gpuprims.DeviceUnavailableError):
+            _timing.device_times(gpuprims.sum, a, repeats=2, device="cuda")
+
 
 
 # ------------------------------------------------------ CPU vs CUDA -------

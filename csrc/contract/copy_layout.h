@@ -8,9 +8,9 @@
 
 #include <stdint.h>
 
-#include "gp_types.h"
+#include "contract/gp_call.h"
 
-static inline int64_t gp_copy_count(const gp_copy_desc *desc)
+static inline int64_t gp_copy_count(const gp_copy_args *desc)
 {
     int64_t count = 1;
     for (int d = 0; d < desc->ndim; ++d) count *= desc->shape[d];
@@ -19,7 +19,7 @@ static inline int64_t gp_copy_count(const gp_copy_desc *desc)
 
 /* The elements the source view spans: from element `*lowest` (<= 0) relative to desc->in, `*extent`
  * elements long (0 for an empty view).  Zero strides make the span shorter than the count. */
-static inline void gp_copy_span(const gp_copy_desc *desc, int64_t *lowest, int64_t *extent)
+static inline void gp_copy_span(const gp_copy_args *desc, int64_t *lowest, int64_t *extent)
 {
     int64_t low = 0, high = 0;
     for (int d = 0; d < desc->ndim; ++d) {
@@ -34,7 +34,7 @@ static inline void gp_copy_span(const gp_copy_desc *desc, int64_t *lowest, int64
 /* Drops size-1 dimensions and merges dimension d into d-1 when the source keeps them adjacent
  * (strides[d-1] == strides[d] * shape[d]), which includes neighbouring zero strides.  The copy
  * stays the same; an empty view is left as it is. */
-static inline void gp_copy_merge(gp_copy_desc *desc)
+static inline void gp_copy_merge(gp_copy_args *desc)
 {
     if (gp_copy_count(desc) == 0) return;
     int kept = 0;
@@ -55,13 +55,13 @@ static inline void gp_copy_merge(gp_copy_desc *desc)
 /* When the last dimension is contiguous in the source too, moves its elements as the widest word
  * (up to 8 bytes) that every row start and both base addresses are aligned to.  A last dimension
  * that fits in one word disappears: an (n, m, 4) uint8 permutation becomes a 2-D uint32 one. */
-static inline void gp_copy_widen(gp_copy_desc *desc)
+static inline void gp_copy_widen(gp_copy_args *desc, const void *in, const void *out)
 {
     const int last = desc->ndim - 1;
     if (last < 0 || desc->strides[last] != 1) return;
     for (int64_t word = 8; word > desc->elem_size; word /= 2) {
         int fits = (desc->shape[last] * desc->elem_size) % word == 0 &&
-                   (uintptr_t)desc->in % (uintptr_t)word == 0 && (uintptr_t)desc->out % (uintptr_t)word == 0;
+                   (uintptr_t)in % (uintptr_t)word == 0 && (uintptr_t)out % (uintptr_t)word == 0;
         for (int d = 0; d < last; ++d) fits = fits && (desc->strides[d] * desc->elem_size) % word == 0;
         if (!fits) continue;
         const int64_t ratio = word / desc->elem_size;
@@ -74,16 +74,16 @@ static inline void gp_copy_widen(gp_copy_desc *desc)
 }
 
 /* The simplest equivalent copy: merged, then widened. */
-static inline void gp_copy_simplify(gp_copy_desc *desc)
+static inline void gp_copy_simplify(gp_copy_args *desc, const void *in, const void *out)
 {
     gp_copy_merge(desc);
-    gp_copy_widen(desc);
+    gp_copy_widen(desc, in, out);
 }
 
 /* The dimension a tiled transpose pairs with the last one: the one with the smallest nonzero source
  * stride, when that is smaller than the last dimension's, so that reading along it is closer to
  * contiguous.  -1 when the last dimension is already the best one to read along (or is broadcast). */
-static inline int gp_copy_tile_axis(const gp_copy_desc *desc)
+static inline int gp_copy_tile_axis(const gp_copy_args *desc)
 {
     const int last = desc->ndim - 1;
     if (last < 1 || desc->strides[last] == 0) return -1;

@@ -4,11 +4,16 @@
  * (csrc/glue/arguments.c, and gpuprims._core.DTYPES for Python), the CPU backend's storage types and
  * the CUDA dispatcher (cuda/common.cuh) are all generated from it.  Its columns:
  *   X(NAME, numpy name, NumPy kind, item size, host storage type, device storage type)
- * float16 is stored as its bits on the host (uint16_t) and as __half on the device. */
+ * float16 is gp_half on the host (its bits, in a type of its own, so that code generated from the
+ * table can tell it from uint16) and __half on the device. */
 #ifndef GP_DTYPE_H
 #define GP_DTYPE_H
 
 #include <stdint.h>
+
+typedef struct {
+    uint16_t bits;
+} gp_half;
 
 #define GP_DTYPES(X)                                        \
     X(BOOL, "bool", 'b', 1, uint8_t, bool)                  \
@@ -20,7 +25,7 @@
     X(UINT16, "uint16", 'u', 2, uint16_t, uint16_t)         \
     X(UINT32, "uint32", 'u', 4, uint32_t, uint32_t)         \
     X(UINT64, "uint64", 'u', 8, uint64_t, uint64_t)         \
-    X(FLOAT16, "float16", 'f', 2, uint16_t, __half)         \
+    X(FLOAT16, "float16", 'f', 2, gp_half, __half)          \
     X(FLOAT32, "float32", 'f', 4, float, float)             \
     X(FLOAT64, "float64", 'f', 8, double, double)
 

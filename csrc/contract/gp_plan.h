@@ -18,6 +18,11 @@ typedef enum { GP_ROUTE_CPU, GP_ROUTE_RESIDENT, GP_ROUTE_SHORT, GP_ROUTE_STREAME
 /* A call's device request: a CUDA device index, or the CPU, or "wherever it finishes first". */
 enum { GP_DEVICE_CPU = -1, GP_DEVICE_AUTO = -2 };
 
+/* Device bytes per element a GPU call needs beyond its input and output (carries, kernel
+ * workspace): the planner's check that a short path fits GPUPRIMS_MAX_DEVICE_BYTES and the
+ * engine's tile sizes both count it. */
+enum { GP_WORKSPACE_BYTES_PER_ELEMENT = 2 };
+
 /* The streaming settings of one call, read from the environment once by the planner. */
 typedef struct {
     size_t max_device_bytes; /* GPUPRIMS_MAX_DEVICE_BYTES: device memory the call may use */

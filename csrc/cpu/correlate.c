@@ -1,4 +1,4 @@
-/* Correlation on the CPU (see gp_correlate_desc), with the CUDA backend's results: integers wrap
+/* Correlation on the CPU (see gp_correlate_args), with the CUDA backend's results: integers wrap
  * around in 64 bits (the output keeps the low bits), bool is the OR of ANDs, floats accumulate in
  * double (at least as accurate as NumPy's and SciPy's float32 sums) and are rounded once.
  *
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cpu_backend.h"
+#include "cpu/cpu_backend.h"
 
 enum { BLOCK = 1024 };
 
@@ -33,11 +33,11 @@ static int words_alloc(words *w, int is_float, int64_t count)
 static void words_free(words w) { free(w.f ? (void *)w.f : (void *)w.u); }
 
 /* x[k] = image(row, first + k) for k < count; row < 0 is a row of fill values. */
-static void load_segment(const gp_correlate_desc *d, int64_t row, int64_t first, int64_t count,
+static void load_segment(const gp_correlate_args *d, const void *in, int64_t row, int64_t first, int64_t count,
                          words fill, words x)
 {
     const int64_t size = gp_dtype_size(d->dtype);
-    const char *line = (const char *)d->in + (row < 0 ? 0 : row) * d->cols * size;
+    const char *line = (const char *)in + (row < 0 ? 0 : row) * d->cols * size;
     for (int64_t k = 0; k < count;) {
         const int64_t col = first + k;
         if (row >= 0 && col >= 0 && col < d->cols) { /* the run inside the image */
@@ -70,8 +70,9 @@ static void sweep(words acc, words x, words w, int64_t taps, int64_t width, int 
     }
 }
 
-int gp_cpu_correlate(const gp_correlate_desc *d, gp_error *err)
+int gp_cpu_correlate(const gp_call *call, gp_error *err)
 {
+    const gp_correlate_args *d = &call->correlate;
     const int is_float = gp_dtype_is_float(d->dtype);
     const int64_t size = gp_dtype_size(d->dtype), taps = d->mask_rows * d->mask_cols;
     const int64_t chunk = d->mask_cols < BLOCK ? d->mask_cols : BLOCK;
@@ -80,9 +81,7 @@ int gp_cpu_correlate(const gp_correlate_desc *d, gp_error *err)
                        words_alloc(&acc, is_float, BLOCK) | words_alloc(&x, is_float, BLOCK + chunk - 1);
     if (failed) {
         words_free(mask), words_free(fill), words_free(acc), words_free(x);
-        err->status = GP_ERR_NOMEM;
-        strcpy(err->message, "out of host memory in the CPU backend");
-        return -1;
+        return gp_fail(err, GP_ERR_NOMEM, "out of host memory in the CPU backend");
     }
     gp_cpu_load(d->dtype, d->mask, taps, mask.f, mask.u);
     gp_cpu_load(d->dtype, d->fill, 1, fill.f, fill.u);
@@ -94,11 +93,11 @@ int gp_cpu_correlate(const gp_correlate_desc *d, gp_error *err)
                 const int64_t row = gp_boundary_index(i + d->row_offset + p, d->rows, d->boundary);
                 for (int64_t q0 = 0; q0 < d->mask_cols; q0 += chunk) {
                     const int64_t count = d->mask_cols - q0 < chunk ? d->mask_cols - q0 : chunk;
-                    load_segment(d, row, j0 + d->col_offset + q0, width + count - 1, fill, x);
+                    load_segment(d, call->in, row, j0 + d->col_offset + q0, width + count - 1, fill, x);
                     sweep(acc, x, words_at(mask, p * d->mask_cols + q0), count, width, d->dtype == GP_BOOL);
                 }
             }
-            gp_cpu_store(d->dtype, acc.f, acc.u, width, (char *)d->out + (i * d->out_cols + j0) * size);
+            gp_cpu_store(d->dtype, acc.f, acc.u, width, (char *)call->out + (i * d->out_cols + j0) * size);
         }
     }
     words_free(mask), words_free(fill), words_free(acc), words_free(x);

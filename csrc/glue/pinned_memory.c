@@ -5,8 +5,8 @@
 #include <Python.h>
 #include <stdint.h>
 
-#include "device_memory.h"
-#include "pinned_memory.h"
+#include "glue/errors.h"
+#include "glue/pinned_memory.h"
 #ifndef GPUPRIMS_NO_CUDA
 #include "gpuprims_cuda.h"
 #endif
@@ -22,7 +22,10 @@ typedef struct {
 static void pinned_dealloc(PinnedBuffer *self)
 {
 #ifndef GPUPRIMS_NO_CUDA
-    gp_cuda_host_free(self->ptr, self->capacity, self->cached);
+    gp_error err = {GP_OK, ""};
+    if (gp_cuda_host_free(self->ptr, self->capacity, self->cached, &err)) {
+        gp_report_unraisable(&err, (PyObject *)self);
+    }
 #endif
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
@@ -45,7 +48,7 @@ static PyObject *pinned_buffer(PyTypeObject *type, Py_ssize_t nbytes, int cached
     Py_END_ALLOW_THREADS
     if (status) {
         Py_DECREF(self);
-        return gp_raise_backend_error(&err);
+        return gp_raise(&err);
     }
     return (PyObject *)self;
 #endif
@@ -89,7 +92,7 @@ PyTypeObject gp_pinned_buffer_type = {
     .tp_as_buffer = &pinned_as_buffer,
 };
 
-PyObject *gp_py_is_pinned(PyObject *self, PyObject *args)
+static PyObject *gp_py_is_pinned(PyObject *self, PyObject *args)
 {
     (void)self;
     PyObject *address;
@@ -108,3 +111,8 @@ PyObject *gp_py_is_pinned(PyObject *self, PyObject *args)
     return PyBool_FromLong(pinned);
 #endif
 }
+
+PyMethodDef gp_pinned_memory_methods[] = {
+    {"is_pinned", gp_py_is_pinned, METH_VARARGS, "is_pinned(address, nbytes) -> whether the host range is page-locked"},
+    {NULL, NULL, 0, NULL},
+};

@@ -7,8 +7,8 @@
  *     copied (a naive column walk misses the cache on every element). */
 #include <string.h>
 
-#include "copy_layout.h"
-#include "cpu_backend.h"
+#include "contract/copy_layout.h"
+#include "cpu/cpu_backend.h"
 
 /* Tile edge in elements: 32 x 32 was the fastest of 16 to 128 for 1- to 8-byte elements (8192^2 on
  * an x86-64 host: 75-107 ms against 115-130 ms for 64 x 64). */
@@ -61,13 +61,13 @@ static int outer_next(outer_walk *walk)
 }
 
 /* One row or plane of the copy at the given element offsets. */
-static void copy_piece(const gp_copy_desc *copy, int tile_axis, const int64_t *dst_strides,
-                       int64_t src_offset, int64_t dst_offset)
+static void copy_piece(const gp_copy_args *copy, const void *source, void *target, int tile_axis,
+                       const int64_t *dst_strides, int64_t src_offset, int64_t dst_offset)
 {
     const int last = copy->ndim - 1;
     const int64_t size = copy->elem_size;
-    const void *in = (const char *)copy->in + src_offset * size;
-    void *out = (char *)copy->out + dst_offset * size;
+    const void *in = (const char *)source + src_offset * size;
+    void *out = (char *)target + dst_offset * size;
     switch (size) {
 #define GP_COPY_CASE(SIZE, TYPE)                                                                   \
     case SIZE:                                                                                     \
@@ -87,20 +87,17 @@ static void copy_piece(const gp_copy_desc *copy, int tile_axis, const int64_t *d
     }
 }
 
-int gp_cpu_copy_strided(const gp_copy_desc *desc, gp_error *err)
+int gp_cpu_copy(const gp_call *call, gp_error *err)
 {
-    if (desc->elem_size != 1 && desc->elem_size != 2 && desc->elem_size != 4 && desc->elem_size != 8) {
-        err->status = GP_ERR_INVALID;
-        strcpy(err->message, "strided copy: element size must be 1, 2, 4 or 8 bytes");
-        return -1;
-    }
-    gp_copy_desc copy = *desc;
-    gp_copy_simplify(&copy);
+    if (call->copy.elem_size != 1 && call->copy.elem_size != 2 && call->copy.elem_size != 4 && call->copy.elem_size != 8)
+        return gp_fail(err, GP_ERR_INVALID, "strided copy: element size must be 1, 2, 4 or 8 bytes");
+    gp_copy_args copy = call->copy;
+    gp_copy_simplify(&copy, call->in, call->out);
     const int64_t count = gp_copy_count(&copy);
     if (count == 0) return 0;
     const int last = copy.ndim - 1;
     if (last < 0 || (last == 0 && copy.strides[0] == 1)) { /* the layout is kept: one run */
-        memcpy(copy.out, copy.in, (size_t)(count * copy.elem_size));
+        memcpy(call->out, call->in, (size_t)(count * copy.elem_size));
         return 0;
     }
     int64_t dst_strides[GP_MAX_DIMS];
@@ -117,7 +114,7 @@ int gp_cpu_copy_strided(const gp_copy_desc *desc, gp_error *err)
         ++walk.ndim;
     }
     do {
-        copy_piece(&copy, tile_axis, dst_strides, walk.src_offset, walk.dst_offset);
+        copy_piece(&copy, call->in, call->out, tile_axis, dst_strides, walk.src_offset, walk.dst_offset);
     } while (outer_next(&walk));
     return 0;
 }

@@ -9,7 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "device_memory.h"
+#include "glue/device_memory.h"
+#include "glue/errors.h"
 #ifndef GPUPRIMS_NO_CUDA
 #include "gpuprims_cuda.h"
 #endif
@@ -53,7 +54,10 @@ typedef struct {
 static void buffer_dealloc(Buffer *self)
 {
 #ifndef GPUPRIMS_NO_CUDA
-    gp_cuda_free(self->device, self->ptr);  /* stream-ordered: pending work on it finishes first */
+    gp_error err = {GP_OK, ""};
+    if (gp_cuda_free(self->device, self->ptr, &err)) { /* stream-ordered: pending work on it finishes first */
+        gp_report_unraisable(&err, (PyObject *)self);
+    }
 #endif
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
@@ -80,7 +84,7 @@ static PyObject *buffer_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
     if (gp_cuda_alloc(device, (size_t)nbytes, &self->ptr, &err)) {
         self->ptr = NULL;
         Py_DECREF(self);
-        return gp_raise_backend_error(&err);
+        return gp_raise(&err);
     }
     return (PyObject *)self;
 #endif
@@ -160,7 +164,7 @@ static PyObject *int64_tuple(const int64_t *values, int count)
     return tuple;
 }
 
-PyObject *gp_dlpack_import(PyObject *self, PyObject *capsule)
+static PyObject *gp_dlpack_import(PyObject *self, PyObject *capsule)
 {
     (void)self;
     int versioned;
@@ -256,7 +260,7 @@ static void capsule_destructor(PyObject *capsule)
     PyErr_Clear();
 }
 
-PyObject *gp_dlpack_export(PyObject *self, PyObject *args)
+static PyObject *gp_dlpack_export(PyObject *self, PyObject *args)
 {
     (void)self;
     PyObject *owner, *ptr_obj, *shape, *strides;
@@ -300,7 +304,7 @@ PyObject *gp_dlpack_export(PyObject *self, PyObject *args)
 }
 
 /* ---- streams, copies and allocator statistics ---------------------------------------------- */
-PyObject *gp_py_work_stream(PyObject *self, PyObject *args)
+static PyObject *gp_py_work_stream(PyObject *self, PyObject *args)
 {
     (void)self;
     int device;
@@ -315,7 +319,7 @@ PyObject *gp_py_work_stream(PyObject *self, PyObject *args)
 /* order(device, foreign_stream, direction): direction 0 makes gpuprims' stream wait for the foreign
  * one (before reading a producer's data), 1 makes the foreign stream wait for gpuprims' (before a
  * consumer reads ours). */
-PyObject *gp_py_order_streams(PyObject *self, PyObject *args)
+static PyObject *gp_py_order_streams(PyObject *self, PyObject *args)
 {
     (void)self;
     int device, direction;
@@ -327,7 +331,7 @@ PyObject *gp_py_order_streams(PyObject *self, PyObject *args)
     gp_error err = {GP_OK, ""};
     int status = direction ? gp_cuda_signal_stream(device, (uintptr_t)stream, &err)
                            : gp_cuda_wait_for_stream(device, (uintptr_t)stream, &err);
-    if (status) return gp_raise_backend_error(&err);
+    if (status) return gp_raise(&err);
     Py_RETURN_NONE;
 #endif
 }
@@ -343,7 +347,7 @@ static PyObject *run_device_action(PyObject *args, int (*action)(int, gp_error *
     Py_BEGIN_ALLOW_THREADS
     status = action(device, &err);
     Py_END_ALLOW_THREADS
-    if (status) return gp_raise_backend_error(&err);
+    if (status) return gp_raise(&err);
     Py_RETURN_NONE;
 }
 #endif
@@ -355,13 +359,13 @@ static PyObject *run_device_action(PyObject *args, int (*action)(int, gp_error *
 #define DEVICE_ACTION(action) run_device_action(args, action)
 #endif
 
-PyObject *gp_py_synchronize(PyObject *self, PyObject *args)
+static PyObject *gp_py_synchronize(PyObject *self, PyObject *args)
 {
     (void)self;
     return DEVICE_ACTION(gp_cuda_synchronize);
 }
 
-PyObject *gp_py_empty_cache(PyObject *self, PyObject *args)
+static PyObject *gp_py_empty_cache(PyObject *self, PyObject *args)
 {
     (void)self;
     return DEVICE_ACTION(gp_cuda_empty_cache);
@@ -369,7 +373,7 @@ PyObject *gp_py_empty_cache(PyObject *self, PyObject *args)
 
 /* memcpy(device, dst, src, nbytes, wait): a copy on gpuprims' stream between any two addresses
  * (host or device); wait=True returns once it is complete (needed before the host reads). */
-PyObject *gp_py_memcpy(PyObject *self, PyObject *args)
+static PyObject *gp_py_memcpy(PyObject *self, PyObject *args)
 {
     (void)self;
     int device, wait;
@@ -392,12 +396,12 @@ PyObject *gp_py_memcpy(PyObject *self, PyObject *args)
     Py_BEGIN_ALLOW_THREADS
     status = gp_cuda_memcpy(device, dst, src, (size_t)nbytes, wait, &err);
     Py_END_ALLOW_THREADS
-    if (status) return gp_raise_backend_error(&err);
+    if (status) return gp_raise(&err);
     Py_RETURN_NONE;
 #endif
 }
 
-PyObject *gp_py_pointer_device(PyObject *self, PyObject *ptr_obj)
+static PyObject *gp_py_pointer_device(PyObject *self, PyObject *ptr_obj)
 {
     (void)self;
     const void *ptr = PyLong_AsVoidPtr(ptr_obj);
@@ -407,12 +411,12 @@ PyObject *gp_py_pointer_device(PyObject *self, PyObject *ptr_obj)
 #else
     gp_error err = {GP_OK, ""};
     int device = -1;
-    if (gp_cuda_pointer_device(ptr, &device, &err)) return gp_raise_backend_error(&err);
+    if (gp_cuda_pointer_device(ptr, &device, &err)) return gp_raise(&err);
     return PyLong_FromLong(device);
 #endif
 }
 
-PyObject *gp_py_memory_info(PyObject *self, PyObject *args)
+static PyObject *gp_py_memory_info(PyObject *self, PyObject *args)
 {
     (void)self;
     int device;
@@ -426,7 +430,7 @@ PyObject *gp_py_memory_info(PyObject *self, PyObject *args)
     Py_BEGIN_ALLOW_THREADS
     status = gp_cuda_memory_info(device, &info, &err);
     Py_END_ALLOW_THREADS
-    if (status) return gp_raise_backend_error(&err);
+    if (status) return gp_raise(&err);
     return Py_BuildValue("{s:K,s:K,s:K,s:K,s:K}", "in_use", (unsigned long long)info.in_use, "cached",
                          (unsigned long long)(info.reserved - info.in_use), "peak_in_use",
                          (unsigned long long)info.peak_in_use, "device_free",
@@ -434,3 +438,20 @@ PyObject *gp_py_memory_info(PyObject *self, PyObject *args)
                          (unsigned long long)info.device_total);
 #endif
 }
+
+PyMethodDef gp_device_memory_methods[] = {
+    {"dlpack_import", gp_dlpack_import, METH_O,
+     "dlpack_import(capsule) -> (holder, ptr, device_type, device_id, shape, strides, code, bits, lanes, readonly)"},
+    {"dlpack_export", gp_dlpack_export, METH_VARARGS,
+     "dlpack_export(owner, ptr, device_type, device_id, shape, strides, code, bits, versioned, readonly) -> capsule"},
+    {"work_stream", gp_py_work_stream, METH_VARARGS, "work_stream(device) -> gpuprims' stream handle (int)"},
+    {"order_streams", gp_py_order_streams, METH_VARARGS,
+     "order_streams(device, stream, signal): signal False makes gpuprims' stream wait for `stream`,\n"
+     "True makes `stream` wait for gpuprims'."},
+    {"synchronize", gp_py_synchronize, METH_VARARGS, "synchronize(device): waits for gpuprims' stream"},
+    {"memcpy", gp_py_memcpy, METH_VARARGS, "memcpy(device, dst, src, nbytes, wait)"},
+    {"pointer_device", gp_py_pointer_device, METH_O, "pointer_device(ptr) -> CUDA device index of a device address"},
+    {"memory_info", gp_py_memory_info, METH_VARARGS, "memory_info(device) -> dict"},
+    {"empty_cache", gp_py_empty_cache, METH_VARARGS, "empty_cache(device)"},
+    {NULL, NULL, 0, NULL},
+};

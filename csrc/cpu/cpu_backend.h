@@ -1,0 +1,20 @@
+/* The CPU backend: plain C, with the CUDA backend's results.  One entry per primitive, each running
+ * a planned call (csrc/planner/) whose in and out are host addresses. */
+#ifndef GP_CPU_BACKEND_H
+#define GP_CPU_BACKEND_H
+
+#include "contract/gp_call.h"
+#include "contract/gp_error.h"
+
+int gp_cpu_reduce(const gp_call *call, gp_error *err);    /* accumulate.c */
+int gp_cpu_scan(const gp_call *call, gp_error *err);      /* accumulate.c */
+int gp_cpu_correlate(const gp_call *call, gp_error *err); /* correlate.c */
+int gp_cpu_copy(const gp_call *call, gp_error *err);      /* copy.c: C-contiguous copy of a strided view */
+
+/* elements.c: count elements of dtype t to or from doubles (f non-NULL; any dtype) or else 64-bit
+ * two's complement words (u; integer and bool dtypes; narrower integers keep the low bits on the way
+ * back: NumPy's wrap-around).  float16 is rounded correctly to nearest even from double. */
+void gp_cpu_load(gp_dtype t, const void *src, int64_t count, double *f, uint64_t *u);
+void gp_cpu_store(gp_dtype t, const double *f, const uint64_t *u, int64_t count, void *dst);
+
+#endif

@@ -1,0 +1,411 @@
+/* The call entries: one per primitive, each parsing its Python arguments into a gp_call, then
+ * planning it and running it (csrc/planner/), with the GIL released while it runs.
+ *
+ * Every entry starts with the same four arguments:
+ *   src      the input: a numpy.ndarray on the host, or a device operand (ptr, typenum, shape,
+ *            strides) of device-resident data;
+ *   out      for host inputs the result's shape (a tuple, or None for 1-D); for device operands the
+ *            device address the result is written to;
+ *   device   a CUDA device index, -1 for the CPU, -2 for wherever the call finishes first;
+ *   repeats  0 runs the call and returns its result (a new array, or a NumPy scalar for shape ();
+ *            None for device operands); N > 0 returns the milliseconds of N runs of its work (a host
+ *            input is uploaded once); -1 returns the plan as a dict without running anything; -2
+ *            returns the tiles a streamed call would be cut into (the tests' view of the tilers). */
+#include "glue/calls.h"
+
+#include "glue/arguments.h"
+#include "glue/errors.h"
+#include "planner/planner.h"
+#ifndef GPUPRIMS_NO_CUDA
+#include "gpuprims_cuda.h"
+#endif
+
+enum { DESCRIBE = -1, TILES = -2 };
+
+/* A call being made from Python arguments, and the objects it holds on to. */
+typedef struct {
+    gp_call call;
+    int resident;             /* in and out are device addresses */
+    gp_device_operand device; /* the input, when device-resident */
+    PyArrayObject *input;     /* the host input the call reads (owned), or NULL */
+    PyObject *held[2];        /* host arrays the call reads besides (a correlation's mask and fill) */
+    PyArray_Descr *out_descr; /* the host output's dtype (owned) */
+    int64_t out_count;        /* the output's elements */
+} request;
+
+static void release(request *r)
+{
+    Py_XDECREF(r->input);
+    Py_XDECREF(r->held[0]);
+    Py_XDECREF(r->held[1]);
+    Py_XDECREF(r->out_descr);
+}
+
+/* The call's input: a host array made C-contiguous and native (unless `strided`: as it is), or a
+ * device operand; *dtype is its gp_dtype and *count its elements. */
+static int take_input(request *r, PyObject *src, int strided, gp_dtype *dtype, int64_t *count)
+{
+    if (PyTuple_Check(src)) {
+        if (gp_device_operand_of(src, &r->device)) return -1;
+        r->resident = 1;
+        r->call.in = r->device.ptr;
+        *dtype = r->device.dtype;
+        *count = 1;
+        for (int d = 0; d < r->device.ndim; ++d) *count *= r->device.shape[d];
+        return 0;
+    }
+    if (strided) {
+        const int code = PyArray_Check(src) ? gp_dtype_of(PyArray_DESCR((PyArrayObject *)src)) : -2;
+        if (code < 0) {
+            if (code == -2) PyErr_SetString(PyExc_TypeError, "expected a numpy.ndarray");
+            else PyErr_Format(PyExc_TypeError, "unsupported dtype %R", (PyObject *)PyArray_DESCR((PyArrayObject *)src));
+            return -1;
+        }
+        Py_INCREF(src);
+        r->input = (PyArrayObject *)src;
+        *dtype = (gp_dtype)code;
+    } else if ((r->input = gp_contiguous_input(src, dtype)) == NULL) {
+        return -1;
+    }
+    r->call.in = PyArray_DATA(r->input);
+    *count = PyArray_SIZE(r->input);
+    return 0;
+}
+
+/* The host output's dtype from a NumPy type number; *dtype is its gp_dtype. */
+static int take_out_typenum(request *r, int typenum, gp_dtype *dtype)
+{
+    r->out_descr = PyArray_DescrFromType(typenum);
+    const int code = r->out_descr ? gp_dtype_of(r->out_descr) : -1;
+    if (code < 0 && r->out_descr) PyErr_Format(PyExc_TypeError, "unsupported dtype %R", (PyObject *)r->out_descr);
+    *dtype = (gp_dtype)code;
+    return code < 0 ? -1 : 0;
+}
+
+static int size_mismatch(void)
+{
+    PyErr_SetString(PyExc_ValueError, "the input's size does not match the call's shape");
+    return -1;
+}
+
+/* ---- describing a call ---------------------------------------------------------------------------- */
+
+static PyObject *describe(const gp_call *call, const gp_plan *plan)
+{
+    PyObject *device = plan->route == GP_ROUTE_CPU ? PyUnicode_FromString("cpu")
+                                                    : PyUnicode_FromFormat("cuda:%d", plan->device);
+    const int estimated = plan->cpu_us > 0.0 || plan->cuda_us > 0.0;
+    if (!estimated) Py_INCREF(Py_None), Py_INCREF(Py_None);
+    PyObject *cpu_us = estimated ? PyFloat_FromDouble(plan->cpu_us) : Py_None;
+    PyObject *cuda_us = estimated ? PyFloat_FromDouble(plan->cuda_us) : Py_None;
+    PyObject *result = NULL;
+    if (device && cpu_us && cuda_us)
+        result = Py_BuildValue("{s:s,s:s,s:O,s:n,s:n,s:O,s:O,s:O,s:O}", "primitive", gp_primitive_name(call->primitive),
+                               "route", gp_route_name(plan->route), "device", device, "in_bytes",
+                               (Py_ssize_t)plan->in_bytes, "out_bytes", (Py_ssize_t)plan->out_bytes, "input_pinned",
+                               plan->input_pinned ? Py_True : Py_False, "result_pinned",
+                               plan->result_pinned ? Py_True : Py_False, "cpu_us", cpu_us, "cuda_us", cuda_us);
+    Py_XDECREF(device);
+    Py_XDECREF(cpu_us);
+    Py_XDECREF(cuda_us);
+    return result;
+}
+
+#ifndef GPUPRIMS_NO_CUDA
+static PyObject *box_tuple(const gp_box *b)
+{
+    return Py_BuildValue("(LLLLLL)", (long long)b->o0, (long long)b->o_count, (long long)b->k0, (long long)b->k_count,
+                         (long long)b->i0, (long long)b->i_count);
+}
+
+/* Appends (box, [input boxes]) to the list ctx; stops adding once something failed. */
+static void append_tile(void *ctx, const gp_box *box, const gp_box *inputs, int64_t input_count)
+{
+    PyObject *tiles = ctx;
+    if (PyErr_Occurred()) return;
+    PyObject *input_list = PyList_New(0);
+    for (int64_t i = 0; input_list != NULL && i < input_count; ++i) {
+        PyObject *item = box_tuple(&inputs[i]);
+        if (item == NULL || PyList_Append(input_list, item) < 0) Py_CLEAR(input_list);
+        Py_XDECREF(item);
+    }
+    PyObject *tile = input_list ? Py_BuildValue("(NN)", box_tuple(box), input_list) : NULL;
+    if (tile != NULL) PyList_Append(tiles, tile);
+    Py_XDECREF(tile);
+}
+#endif
+
+static PyObject *tiles(const gp_call *call, const gp_plan *plan)
+{
+#ifdef GPUPRIMS_NO_CUDA
+    (void)call, (void)plan;
+    return gp_raise_no_cuda();
+#else
+    PyObject *list = PyList_New(0);
+    gp_error err = {GP_OK, ""};
+    if (list != NULL && gp_cuda_stream_tiles(call, plan, append_tile, list, &err)) {
+        Py_DECREF(list);
+        return gp_raise(&err);
+    }
+    if (PyErr_Occurred()) Py_CLEAR(list);
+    return list;
+#endif
+}
+
+/* ---- planning and running -------------------------------------------------------------------------- */
+
+static int plan_request(request *r, int device, int repeats, gp_plan *plan)
+{
+    gp_error err = {GP_OK, ""};
+    if (gp_plan_call(&r->call, device, r->resident, repeats, plan, &err) == 0) return 0;
+    gp_raise(&err);
+    return -1;
+}
+
+/* Runs (or describes, or times) a planned request; releases it. */
+static PyObject *run_planned(request *r, const gp_plan *plan, PyObject *out, int repeats)
+{
+    PyObject *result = NULL;
+    float *times = NULL;
+    if (repeats == DESCRIBE || repeats == TILES) {
+        result = repeats == DESCRIBE ? describe(&r->call, plan) : tiles(&r->call, plan);
+        release(r);
+        return result;
+    }
+    if (repeats < 0) {
+        PyErr_SetString(PyExc_ValueError, "repeats must be >= -2");
+        goto done;
+    }
+    if (r->resident) {
+        r->call.out = PyLong_AsVoidPtr(out);
+        if (r->call.out == NULL && PyErr_Occurred()) goto done;
+    } else if (repeats == 0 || plan->route == GP_ROUTE_CPU) { /* a timed GPU call has a device output */
+        int ndim;
+        npy_intp dims[GP_MAX_DIMS];
+        if (gp_output_dims(out, r->out_count, &ndim, dims)) goto done;
+        PyArray_Descr *descr = r->out_descr;
+        r->out_descr = NULL; /* stolen by gp_new_output */
+        result = (PyObject *)gp_new_output(descr, ndim, dims, plan->result_pinned);
+        if (result == NULL) goto done;
+        r->call.out = PyArray_DATA((PyArrayObject *)result);
+    }
+    if (repeats > 0 && (times = PyMem_Calloc((size_t)repeats, sizeof(float))) == NULL) {
+        Py_CLEAR(result);
+        PyErr_NoMemory();
+        goto done;
+    }
+    gp_error err = {GP_OK, ""};
+    int status;
+    Py_BEGIN_ALLOW_THREADS
+    status = gp_run_call(&r->call, plan, times, &err);
+    Py_END_ALLOW_THREADS
+    if (status) {
+        Py_CLEAR(result);
+        gp_raise(&err);
+    } else if (repeats > 0) {
+        Py_XSETREF(result, PyList_New(repeats));
+        for (int i = 0; result != NULL && i < repeats; ++i) PyList_SET_ITEM(result, i, PyFloat_FromDouble(times[i]));
+    } else if (result == NULL) {
+        Py_INCREF(Py_None); /* a resident call: the result is where `out` points */
+        result = Py_None;
+    } else {
+        result = PyArray_Return((PyArrayObject *)result); /* a 0-d result becomes a NumPy scalar */
+    }
+done:
+    PyMem_Free(times);
+    release(r);
+    return result;
+}
+
+static PyObject *plan_and_run(request *r, PyObject *out, int device, int repeats)
+{
+    gp_plan plan;
+    if (plan_request(r, device, repeats, &plan)) {
+        release(r);
+        return NULL;
+    }
+    return run_planned(r, &plan, out, repeats);
+}
+
+/* ---- the entries ------------------------------------------------------------------------------------ */
+
+#define COMMON_FORMAT "OOii"
+
+PyDoc_STRVAR(reduce_doc, "reduce(src, out, device, repeats, op, out_typenum, outer, n, inner)\n\n"
+                         "Reduce (op: 0 sum, 1 prod, 2 min, 3 max) along n of src's (outer, n, inner) view.");
+
+static PyObject *core_reduce(PyObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *src, *out;
+    int device, repeats, op, out_typenum;
+    long long outer, n, inner;
+    if (!PyArg_ParseTuple(args, COMMON_FORMAT "iiLLL", &src, &out, &device, &repeats, &op, &out_typenum, &outer, &n,
+                          &inner))
+        return NULL;
+    request r = {.call = {.primitive = GP_REDUCE}};
+    gp_dtype in_dtype, out_dtype;
+    int64_t count;
+    if (take_input(&r, src, 0, &in_dtype, &count) || take_out_typenum(&r, out_typenum, &out_dtype) ||
+        (count != outer * n * inner && size_mismatch())) {
+        release(&r);
+        return NULL;
+    }
+    r.call.reduce = (gp_reduce_args){(gp_op)op, in_dtype, out_dtype, outer, n, inner};
+    r.out_count = outer * inner;
+    return plan_and_run(&r, out, device, repeats);
+}
+
+PyDoc_STRVAR(scan_doc, "scan(src, out, device, repeats, out_typenum, outer, n, inner, exclusive)\n\n"
+                       "Prefix sum along n of src's (outer, n, inner) view.");
+
+static PyObject *core_scan(PyObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *src, *out;
+    int device, repeats, out_typenum, exclusive;
+    long long outer, n, inner;
+    if (!PyArg_ParseTuple(args, COMMON_FORMAT "iLLLp", &src, &out, &device, &repeats, &out_typenum, &outer, &n, &inner,
+                          &exclusive))
+        return NULL;
+    request r = {.call = {.primitive = GP_SCAN}};
+    gp_dtype in_dtype, out_dtype;
+    int64_t count;
+    if (take_input(&r, src, 0, &in_dtype, &count) || take_out_typenum(&r, out_typenum, &out_dtype) ||
+        (count != outer * n * inner && size_mismatch())) {
+        release(&r);
+        return NULL;
+    }
+    r.call.scan = (gp_scan_args){in_dtype, out_dtype, outer, n, inner, exclusive};
+    r.out_count = count;
+    return plan_and_run(&r, out, device, repeats);
+}
+
+PyDoc_STRVAR(correlate_doc,
+             "correlate(src, out, device, repeats, mask, fill, out_rows, out_cols, row_offset, col_offset, boundary)\n\n"
+             "out[i, j] = sum of mask[p, q] * image(i + row_offset + p, j + col_offset + q) for the 2-D image src\n"
+             "(see gp_correlate_args); mask (2-D) and fill (one element) are host arrays of src's dtype.");
+
+static PyObject *core_correlate(PyObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *src, *out, *mask, *fill;
+    int device, repeats, boundary;
+    long long out_rows, out_cols, row_offset, col_offset;
+    if (!PyArg_ParseTuple(args, COMMON_FORMAT "OOLLLLi", &src, &out, &device, &repeats, &mask, &fill, &out_rows,
+                          &out_cols, &row_offset, &col_offset, &boundary))
+        return NULL;
+    request r = {.call = {.primitive = GP_CORRELATE}};
+    gp_dtype dtype, mask_dtype = GP_NUM_DTYPES, fill_dtype = GP_NUM_DTYPES;
+    int64_t count;
+    if (take_input(&r, src, 0, &dtype, &count)) goto fail;
+    const int image_ndim = r.resident ? r.device.ndim : PyArray_NDIM(r.input);
+    if (image_ndim != 2 || !PyArray_Check(mask) || PyArray_NDIM((PyArrayObject *)mask) != 2) {
+        PyErr_SetString(PyExc_TypeError, "correlate: expected a 2-D image and a 2-D mask array");
+        goto fail;
+    }
+    PyArrayObject *mask_array = gp_contiguous_input(mask, &mask_dtype);
+    r.held[0] = (PyObject *)mask_array;
+    PyArrayObject *fill_array = mask_array ? gp_contiguous_input(fill, &fill_dtype) : NULL;
+    r.held[1] = (PyObject *)fill_array;
+    if (fill_array == NULL) goto fail;
+    if (mask_dtype != dtype || fill_dtype != dtype || PyArray_SIZE(fill_array) != 1) {
+        PyErr_SetString(PyExc_ValueError, "correlate: the mask and the fill value must be of the image's dtype");
+        goto fail;
+    }
+    r.call.correlate = (gp_correlate_args){
+        dtype, (gp_boundary)boundary,
+        r.resident ? r.device.shape[0] : PyArray_DIM(r.input, 0), r.resident ? r.device.shape[1] : PyArray_DIM(r.input, 1),
+        PyArray_DIM(mask_array, 0), PyArray_DIM(mask_array, 1), out_rows, out_cols, row_offset, col_offset,
+        PyArray_DATA(mask_array), PyArray_DATA(fill_array)};
+    if (!r.resident) {
+        r.out_descr = PyArray_DESCR(r.input);
+        Py_INCREF(r.out_descr);
+    }
+    r.out_count = out_rows * out_cols;
+    return plan_and_run(&r, out, device, repeats);
+fail:
+    release(&r);
+    return NULL;
+}
+
+PyDoc_STRVAR(copy_doc, "copy(src, out, device, repeats)\n\n"
+                       "A C-contiguous copy of the strided view src (any strides, any byte order: the result keeps\n"
+                       "src's dtype); a transpose is the copy of a permuted view.");
+
+static PyObject *core_copy(PyObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *src, *out;
+    int device, repeats;
+    if (!PyArg_ParseTuple(args, COMMON_FORMAT, &src, &out, &device, &repeats)) return NULL;
+    request r = {.call = {.primitive = GP_COPY}};
+    gp_dtype dtype;
+    int64_t count;
+    if (take_input(&r, src, 1, &dtype, &count)) goto fail;
+    gp_copy_args *copy = &r.call.copy;
+    if (r.resident) {
+        *copy = (gp_copy_args){.ndim = r.device.ndim, .elem_size = gp_dtype_size(dtype)};
+        for (int d = 0; d < copy->ndim; ++d) {
+            copy->shape[d] = r.device.shape[d];
+            copy->strides[d] = r.device.strides[d];
+        }
+    } else {
+        if (gp_copy_args_of(r.input, copy)) { /* unaligned: NumPy gathers it first */
+            Py_SETREF(r.input, (PyArrayObject *)PyArray_NewCopy(r.input, NPY_KEEPORDER));
+            if (r.input == NULL) goto fail;
+            gp_copy_args_of(r.input, copy);
+            r.call.in = PyArray_DATA(r.input);
+        }
+        r.out_descr = PyArray_DESCR(r.input);
+        Py_INCREF(r.out_descr);
+    }
+    r.out_count = count;
+    gp_plan plan;
+    if (plan_request(&r, device, repeats, &plan)) goto fail;
+    /* A view whose span has gaps would carry them to the device: NumPy gathers it there first. */
+    if (!r.resident && plan.route != GP_ROUTE_CPU && plan.in_bytes > plan.out_bytes) {
+        Py_SETREF(r.input, (PyArrayObject *)PyArray_NewCopy(r.input, NPY_KEEPORDER));
+        if (r.input == NULL) goto fail;
+        gp_copy_args_of(r.input, copy);
+        r.call.in = PyArray_DATA(r.input);
+        if (plan_request(&r, plan.device, repeats, &plan)) goto fail;
+    }
+    return run_planned(&r, &plan, out, repeats);
+fail:
+    release(&r);
+    return NULL;
+}
+
+PyDoc_STRVAR(convert_doc, "convert(src, out, device, repeats, out_typenum, divisor)\n\n"
+                          "Casts device-resident elements as NumPy's astype (after dividing floats by divisor\n"
+                          "when it is not 0).");
+
+static PyObject *core_convert(PyObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *src, *out;
+    int device, repeats, out_typenum;
+    long long divisor;
+    if (!PyArg_ParseTuple(args, COMMON_FORMAT "iL", &src, &out, &device, &repeats, &out_typenum, &divisor))
+        return NULL;
+    request r = {.call = {.primitive = GP_CONVERT}};
+    gp_dtype in_dtype, out_dtype;
+    int64_t count;
+    if (take_input(&r, src, 0, &in_dtype, &count) || take_out_typenum(&r, out_typenum, &out_dtype)) {
+        release(&r);
+        return NULL;
+    }
+    r.call.convert = (gp_convert_args){in_dtype, out_dtype, count, divisor};
+    r.out_count = count;
+    return plan_and_run(&r, out, device, repeats);
+}
+
+PyMethodDef gp_call_methods[] = {
+    {"reduce", core_reduce, METH_VARARGS, reduce_doc},
+    {"scan", core_scan, METH_VARARGS, scan_doc},
+    {"correlate", core_correlate, METH_VARARGS, correlate_doc},
+    {"copy", core_copy, METH_VARARGS, copy_doc},
+    {"convert", core_convert, METH_VARARGS, convert_doc},
+    {NULL, NULL, 0, NULL},
+};

@@ -1,0 +1,128 @@
+/* The cost model (costs.h): the bus's constants, the estimates, and GPUPRIMS_COSTS. */
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "planner/costs.h"
+
+/* The bus, measured on the H100 machine (PCIe 5, issue 13's baseline run): to_device of 4 MiB
+ * float32 0.39 ms and DeviceArray.get 0.35 ms (pageable, allocation and page faults included);
+ * pinned copies 52-55 GB/s both ways (the benchmark's h2d-pinned rows, 256 MiB-1 GiB); streamed
+ * calls from pageable memory 23-32 GB/s on their larger side (sum 2^28 float32 33.9 ms, prefix_sum
+ * 2^28 47.5 ms) and about 0.1 ms of set-up. */
+static const double h2d_gbps = 10.5, d2h_gbps = 12.0, pinned_gbps = 52.0, stream_fixed_us = 100.0,
+                    stream_gbps = 25.0;
+
+/* A constant's name and where it lives: in gp_costs (shared) or in gp_primitive_costs. */
+typedef struct {
+    const char *name;
+    size_t offset;
+} cost_field;
+
+static const cost_field shared_fields[] = {
+    {"h2d_gbps", offsetof(gp_costs, h2d_gbps)},
+    {"d2h_gbps", offsetof(gp_costs, d2h_gbps)},
+    {"pinned_gbps", offsetof(gp_costs, pinned_gbps)},
+    {"stream_fixed_us", offsetof(gp_costs, stream_fixed_us)},
+    {"stream_gbps", offsetof(gp_costs, stream_gbps)},
+};
+
+static const cost_field primitive_fields[] = {
+    {"cpu_fixed_us", offsetof(gp_primitive_costs, cpu_fixed_us)},
+    {"cpu_gbps", offsetof(gp_primitive_costs, cpu_gbps)},
+    {"cpu_gmacs", offsetof(gp_primitive_costs, cpu_gmacs)},
+    {"cuda_fixed_us", offsetof(gp_primitive_costs, cuda_fixed_us)},
+    {"cuda_gmacs", offsetof(gp_primitive_costs, cuda_gmacs)},
+    {"stream_min_bytes", offsetof(gp_primitive_costs, stream_min_bytes)},
+};
+
+/* The field `name` names in one of the tables, or NULL. */
+static double *find_field(const cost_field *fields, size_t count, void *base, const char *name, size_t length)
+{
+    for (size_t f = 0; f < count; ++f)
+        if (strlen(fields[f].name) == length && strncmp(fields[f].name, name, length) == 0)
+            return (double *)((char *)base + fields[f].offset);
+    return NULL;
+}
+
+/* The constant "primitive.field" or "field" names, or NULL. */
+static double *find_constant(gp_costs *costs, const char *name, size_t length)
+{
+    const char *dot = memchr(name, '.', length);
+    if (dot == NULL)
+        return find_field(shared_fields, sizeof shared_fields / sizeof *shared_fields, costs, name, length);
+    for (int p = 0; p < GP_NUM_PRIMITIVES; ++p) {
+        const char *primitive = gp_primitives[p].name;
+        if (strlen(primitive) == (size_t)(dot - name) && strncmp(primitive, name, (size_t)(dot - name)) == 0)
+            return find_field(primitive_fields, sizeof primitive_fields / sizeof *primitive_fields,
+                              &costs->primitive[p], dot + 1, length - (size_t)(dot - name) - 1);
+    }
+    return NULL;
+}
+
+/* Applies one "name=value" item of GPUPRIMS_COSTS. */
+static int apply_override(gp_costs *costs, const char *item, size_t length, gp_error *err)
+{
+    const char *equals = memchr(item, '=', length);
+    double *constant = equals ? find_constant(costs, item, (size_t)(equals - item)) : NULL;
+    char value[64] = "";
+    if (equals && (size_t)(item + length - equals - 1) < sizeof value)
+        memcpy(value, equals + 1, (size_t)(item + length - equals - 1));
+    char *end = NULL;
+    const double number = strtod(value, &end);
+    if (constant == NULL || end == value || *end != '\0' || !(number >= 0.0)) {
+        char message[sizeof err->message];
+        snprintf(message, sizeof message,
+                 "GPUPRIMS_COSTS: cannot read %.*s (want name=value with a non-negative number; names: "
+                 "h2d_gbps, d2h_gbps, pinned_gbps, stream_fixed_us, stream_gbps, and "
+                 "<primitive>.cpu_fixed_us, .cpu_gbps, .cpu_gmacs, .cuda_fixed_us, .cuda_gmacs, .stream_min_bytes "
+                 "for reduce, scan, correlate, copy)",
+                 (int)(length < 80 ? length : 80), item);
+        return gp_fail(err, GP_ERR_INVALID, message);
+    }
+    *constant = number;
+    return 0;
+}
+
+int gp_costs_current(gp_costs *costs, gp_error *err)
+{
+    for (int p = 0; p < GP_NUM_PRIMITIVES; ++p) costs->primitive[p] = gp_primitives[p].costs;
+    costs->h2d_gbps = h2d_gbps;
+    costs->d2h_gbps = d2h_gbps;
+    costs->pinned_gbps = pinned_gbps;
+    costs->stream_fixed_us = stream_fixed_us;
+    costs->stream_gbps = stream_gbps;
+    const char *setting = getenv("GPUPRIMS_COSTS");
+    for (const char *item = setting; item != NULL && *item != '\0';) {
+        const char *comma = strchr(item, ',');
+        const size_t length = comma ? (size_t)(comma - item) : strlen(item);
+        if (length > 0 && apply_override(costs, item, length, err)) return -1;
+        item = comma ? comma + 1 : NULL;
+    }
+    return 0;
+}
+
+/* Microseconds to move `bytes` at `gbps` bytes per ns (nothing at a rate of 0: not counted). */
+static double transfer_us(double bytes, double gbps) { return gbps > 0.0 ? bytes / gbps / 1e3 : 0.0; }
+
+double gp_cost_cpu_us(const gp_costs *costs, gp_primitive primitive, const gp_traffic *t)
+{
+    const gp_primitive_costs *c = &costs->primitive[primitive];
+    return c->cpu_fixed_us + transfer_us((double)t->in_bytes + (double)t->out_bytes, c->cpu_gbps) +
+           transfer_us(t->macs, c->cpu_gmacs);
+}
+
+double gp_cost_cuda_us(const gp_costs *costs, gp_primitive primitive, const gp_traffic *t, gp_route route,
+                       int input_pinned, int result_pinned)
+{
+    const gp_primitive_costs *c = &costs->primitive[primitive];
+    const double compute = transfer_us(t->macs, c->cuda_gmacs);
+    if (route == GP_ROUTE_STREAMED) {
+        const double in = transfer_us((double)t->in_bytes, input_pinned ? costs->pinned_gbps : costs->stream_gbps);
+        const double out = transfer_us((double)t->out_bytes, result_pinned ? costs->pinned_gbps : costs->stream_gbps);
+        return costs->stream_fixed_us + (in > out ? in : out) + compute;
+    }
+    return c->cuda_fixed_us + transfer_us((double)t->in_bytes, input_pinned ? costs->pinned_gbps : costs->h2d_gbps) +
+           transfer_us((double)t->out_bytes, costs->d2h_gbps) + compute;
+}

@@ -1,0 +1,166 @@
+/* gp_plan_call (planner.h): checks a call, reads the settings it needs, and picks its route. */
+#include <limits.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "planner/costs.h"
+#include "planner/planner.h"
+#ifndef GPUPRIMS_NO_CUDA
+#include "gpuprims_cuda.h"
+#endif
+
+#ifdef GPUPRIMS_NO_CUDA
+
+static int cuda_usable(void) { return 0; }
+
+static int plan_gpu(const gp_call *call, const gp_primitive_row *row, const gp_traffic *t, int device, gp_plan *plan,
+                    gp_error *err)
+{
+    (void)call, (void)row, (void)t, (void)device, (void)plan;
+    return gp_fail(err, GP_ERR_INVALID, "gpuprims was built without CUDA support");
+}
+
+#else
+
+/* The planner's own tuning.  Streamed results from min_pinned_result_bytes up to the pinned cache's
+ * capacity go to cached pinned blocks, which the copy engine writes at the bus's full speed (writing
+ * a fresh 256 MiB NumPy array costs ~60 ms of page faults on the H200 machine, more than the whole
+ * streamed call); smaller results are not worth a block. */
+static const size_t min_pinned_result_bytes = (size_t)1 << 20;
+
+static int cuda_usable(void)
+{
+    gp_error ignored;
+    return gp_cuda_device_count(&ignored) > 0;
+}
+
+/* A non-negative integer environment variable, or `fallback` when unset or unreadable. */
+static long long env_integer(const char *name, long long fallback)
+{
+    const char *text = getenv(name);
+    if (text == NULL || *text == '\0') return fallback;
+    char *end = NULL;
+    const long long value = strtoll(text, &end, 10);
+    return (*end == '\0' && value >= 0) ? value : fallback;
+}
+
+/* The settings of a GPU call on host data, each read once:
+ *   GPUPRIMS_MAX_DEVICE_BYTES    device memory the call may use (default: unlimited);
+ *   GPUPRIMS_STREAM_MIN_BYTES    inputs from this size stream (default: the primitive's crossover);
+ *   GPUPRIMS_STREAM_CHUNK_BYTES  input bytes per tile (default 0: the engine's own);
+ *   GPUPRIMS_STREAM_FAIL_TILE    test hook: a streamed call fails at this tile. */
+typedef struct {
+    gp_stream_settings stream;
+    double stream_min_bytes;
+} gpu_settings;
+
+static gpu_settings read_gpu_settings(const gp_primitive_costs *costs)
+{
+    gpu_settings s;
+    s.stream.max_device_bytes = (size_t)env_integer("GPUPRIMS_MAX_DEVICE_BYTES", LLONG_MAX);
+    s.stream.chunk_bytes = (size_t)env_integer("GPUPRIMS_STREAM_CHUNK_BYTES", 0);
+    s.stream.fail_tile = env_integer("GPUPRIMS_STREAM_FAIL_TILE", -1);
+    s.stream_min_bytes = (double)env_integer("GPUPRIMS_STREAM_MIN_BYTES", (long long)costs->stream_min_bytes);
+    return s;
+}
+
+/* The GPU route of a host call: streamed from the primitive's crossover on, or when the short
+ * path's copies and workspace would not fit the device memory the call may use. */
+static gp_route gpu_route(const gp_primitive_row *row, const gpu_settings *s, const gp_traffic *t)
+{
+    if (!row->streams) return GP_ROUTE_SHORT;
+    const double short_path_bytes = (double)t->in_bytes + (double)t->out_bytes +
+                                    (double)t->elements * GP_WORKSPACE_BYTES_PER_ELEMENT;
+    return (double)t->in_bytes >= s->stream_min_bytes || short_path_bytes > (double)s->stream.max_device_bytes
+               ? GP_ROUTE_STREAMED
+               : GP_ROUTE_SHORT;
+}
+
+static int input_pinned(const gp_call *call, const gp_traffic *t)
+{
+    return t->in_bytes > 0 && gp_cuda_host_is_pinned((const char *)call->in - t->in_offset, t->in_bytes);
+}
+
+/* Whether a streamed result of out_bytes goes to a cached pinned block. */
+static int result_pinnable(gp_route route, size_t out_bytes)
+{
+    return route == GP_ROUTE_STREAMED && out_bytes >= min_pinned_result_bytes &&
+           out_bytes <= gp_cuda_pinned_cache_capacity();
+}
+
+/* Device GP_DEVICE_AUTO: whether the GPU finishes first.  The input's pinning is asked only when the
+ * answer could change the choice: the GPU is costed first as if the input were pinned. */
+static int gpu_wins(const gp_costs *costs, const gp_call *call, const gp_traffic *t, gp_route route, gp_plan *plan,
+                    int *pinned)
+{
+    const int result_pinned = result_pinnable(route, t->out_bytes);
+    plan->cpu_us = gp_cost_cpu_us(costs, call->primitive, t);
+    plan->cuda_us = gp_cost_cuda_us(costs, call->primitive, t, route, 1, result_pinned);
+    if (plan->cpu_us <= plan->cuda_us) return 0;
+    *pinned = input_pinned(call, t);
+    if (!*pinned) plan->cuda_us = gp_cost_cuda_us(costs, call->primitive, t, route, 0, result_pinned);
+    return plan->cuda_us < plan->cpu_us;
+}
+
+/* A host call on the GPU (`device`), or with GP_DEVICE_AUTO wherever it finishes first. */
+static int plan_gpu(const gp_call *call, const gp_primitive_row *row, const gp_traffic *t, int device, gp_plan *plan,
+                    gp_error *err)
+{
+    gp_costs costs;
+    if (gp_costs_current(&costs, err)) return -1;
+    const gpu_settings settings = read_gpu_settings(&costs.primitive[call->primitive]);
+    /* Timing uploads the input once and times the device work, as the short path runs it. */
+    const gp_route route = plan->repeats > 0 ? GP_ROUTE_SHORT : gpu_route(row, &settings, t);
+    int pinned = -1; /* not asked yet */
+    if (device == GP_DEVICE_AUTO) {
+        if (plan->repeats == 0 && row->cpu != NULL && !gpu_wins(&costs, call, t, route, plan, &pinned)) return 0;
+        device = 0;
+    }
+    plan->route = route;
+    plan->device = device;
+    plan->stream = settings.stream;
+    /* The engine reads a pinned input directly; the short path's copy need not know. */
+    plan->input_pinned = route == GP_ROUTE_STREAMED && (pinned >= 0 ? pinned : input_pinned(call, t));
+    plan->result_pinned = plan->repeats == 0 && result_pinnable(route, t->out_bytes);
+    return 0;
+}
+
+#endif
+
+int gp_plan_call(const gp_call *call, int device, int resident, int repeats, gp_plan *plan, gp_error *err)
+{
+    if ((int)call->primitive < 0 || call->primitive >= GP_NUM_PRIMITIVES)
+        return gp_fail(err, GP_ERR_INVALID, "unknown primitive");
+    if (device < 0 && device != GP_DEVICE_CPU && device != GP_DEVICE_AUTO)
+        return gp_fail(err, GP_ERR_INVALID, "invalid device index");
+    const gp_primitive_row *row = &gp_primitives[call->primitive];
+    if (row->check(call, err)) return -1;
+    const gp_traffic t = row->traffic(call);
+    *plan = (gp_plan){.route = GP_ROUTE_CPU,
+                      .device = GP_DEVICE_CPU,
+                      .in_bytes = t.in_bytes,
+                      .out_bytes = t.out_bytes,
+                      .in_offset = t.in_offset,
+                      .stream = {SIZE_MAX, 0, -1},
+                      .repeats = repeats > 0 ? repeats : 0};
+    if (resident) {
+        if (device < 0) return gp_fail(err, GP_ERR_INVALID, "device-resident data needs a CUDA device");
+        plan->route = GP_ROUTE_RESIDENT;
+        plan->device = device;
+        return 0;
+    }
+    if (device == GP_DEVICE_AUTO && !cuda_usable()) device = GP_DEVICE_CPU;
+    if (device != GP_DEVICE_CPU) return plan_gpu(call, row, &t, device, plan, err);
+    return row->cpu ? 0 : gp_fail(err, GP_ERR_INVALID, "this primitive runs on device data only");
+}
+
+const char *gp_primitive_name(gp_primitive primitive)
+{
+    return (int)primitive >= 0 && primitive < GP_NUM_PRIMITIVES ? gp_primitives[primitive].name : "?";
+}
+
+const char *gp_route_name(gp_route route)
+{
+    static const char *const names[GP_NUM_ROUTES] = {"cpu", "cuda-resident", "cuda", "cuda-streamed"};
+    return (int)route >= 0 && route < GP_NUM_ROUTES ? names[route] : "?";
+}

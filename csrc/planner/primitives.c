@@ -1,0 +1,130 @@
+/* The planner's table: for each primitive, its checks, its traffic, its CPU backend and its cost
+ * constants.
+ *
+ * The cost constants were fitted (time = fixed + bytes / rate + multiply-adds / rate, relative least
+ * squares over 2^8 to 2^24 elements of float32 and int32) to end-to-end times of every op from NumPy
+ * arrays on the H100 machine (16 host cores, PCIe 5; issue 13's baseline run at 92bb6bd, the CPU
+ * backend of that commit: scalar, one thread).  Median errors of the fits 9-19 %.  The GPU short path's
+ * copies are the shared h2d/d2h rates (costs.c); cuda_fixed_us is what is left.  stream_min_bytes are
+ * the short path / streaming crossovers measured on the H200 (float32 from pageable memory, short path
+ * vs streamed, ms): sum 16 MiB 0.98 vs 1.21, 32 MiB 1.89 vs 1.30; prefix_sum 2 MiB 0.31 vs 0.22;
+ * convolve 2 MiB 0.33 vs 0.24 (7 taps); convolve2d 2 MiB 0.32 vs 0.22 (5 x 5); transpose 2 MiB 0.30 vs
+ * 0.27 (2 MiB was the smallest size measured). */
+#include "contract/copy_layout.h"
+#include "cpu/cpu_backend.h"
+#include "planner/primitives.h"
+
+#define MIB (1024.0 * 1024.0)
+
+static int invalid(gp_error *err, const char *message) { return gp_fail(err, GP_ERR_INVALID, message); }
+
+/* ---- reduce -------------------------------------------------------------------------------------- */
+
+static int reduce_check(const gp_call *call, gp_error *err)
+{
+    const gp_reduce_args *r = &call->reduce;
+    if ((int)r->op < 0 || r->op >= GP_NUM_OPS || !gp_reduce_supported(r->op, r->in_dtype, r->out_dtype))
+        return invalid(err, "unsupported reduction or dtype pair");
+    if (r->outer < 1 || r->n < 1 || r->inner < 1) return invalid(err, "reduce: empty (outer, n, inner)");
+    return 0;
+}
+
+static gp_traffic reduce_traffic(const gp_call *call)
+{
+    const gp_reduce_args *r = &call->reduce;
+    const int64_t count = r->outer * r->n * r->inner;
+    return (gp_traffic){(size_t)(count * gp_dtype_size(r->in_dtype)),
+                        (size_t)(r->outer * r->inner * gp_dtype_size(r->out_dtype)), 0, count, 0.0};
+}
+
+/* ---- scan ---------------------------------------------------------------------------------------- */
+
+static int scan_check(const gp_call *call, gp_error *err)
+{
+    const gp_scan_args *s = &call->scan;
+    if (!gp_accumulate_supported(s->in_dtype, s->out_dtype)) return invalid(err, "unsupported scan dtype pair");
+    if (s->outer < 1 || s->n < 1 || s->inner < 1) return invalid(err, "scan: empty (outer, n, inner)");
+    return 0;
+}
+
+static gp_traffic scan_traffic(const gp_call *call)
+{
+    const gp_scan_args *s = &call->scan;
+    const int64_t count = s->outer * s->n * s->inner;
+    return (gp_traffic){(size_t)(count * gp_dtype_size(s->in_dtype)), (size_t)(count * gp_dtype_size(s->out_dtype)), 0,
+                        count, 0.0};
+}
+
+/* ---- correlate ----------------------------------------------------------------------------------- */
+
+static int correlate_check(const gp_call *call, gp_error *err)
+{
+    const gp_correlate_args *c = &call->correlate;
+    if (!gp_dtype_valid(c->dtype) || (int)c->boundary < 0 || c->boundary >= GP_NUM_BOUNDARIES)
+        return invalid(err, "correlate: unknown dtype or boundary mode");
+    if (c->rows < 1 || c->cols < 1 || c->mask_rows < 1 || c->mask_cols < 1 || c->out_rows < 1 || c->out_cols < 1)
+        return invalid(err, "correlate: an empty image, mask or output");
+    if (c->mask == NULL || c->fill == NULL) return invalid(err, "correlate: no mask or fill value");
+    return 0;
+}
+
+static gp_traffic correlate_traffic(const gp_call *call)
+{
+    const gp_correlate_args *c = &call->correlate;
+    const int64_t size = gp_dtype_size(c->dtype), outputs = c->out_rows * c->out_cols;
+    return (gp_traffic){(size_t)(c->rows * c->cols * size), (size_t)(outputs * size), 0, outputs,
+                        (double)outputs * (double)(c->mask_rows * c->mask_cols)};
+}
+
+/* ---- copy ---------------------------------------------------------------------------------------- */
+
+static int copy_check(const gp_call *call, gp_error *err)
+{
+    const gp_copy_args *c = &call->copy;
+    if (c->elem_size != 1 && c->elem_size != 2 && c->elem_size != 4 && c->elem_size != 8)
+        return invalid(err, "strided copy: element size must be 1, 2, 4 or 8 bytes");
+    if (c->ndim < 0 || c->ndim > GP_MAX_DIMS) return invalid(err, "strided copy: too many dimensions");
+    for (int d = 0; d < c->ndim; ++d)
+        if (c->shape[d] < 0) return invalid(err, "strided copy: negative extent");
+    return 0;
+}
+
+static gp_traffic copy_traffic(const gp_call *call)
+{
+    const gp_copy_args *c = &call->copy;
+    int64_t lowest, extent;
+    gp_copy_span(c, &lowest, &extent);
+    const int64_t count = gp_copy_count(c);
+    return (gp_traffic){(size_t)(extent * c->elem_size), (size_t)(count * c->elem_size),
+                        (size_t)(-lowest * c->elem_size), count, 0.0};
+}
+
+/* ---- convert ------------------------------------------------------------------------------------- */
+
+static int convert_check(const gp_call *call, gp_error *err)
+{
+    const gp_convert_args *c = &call->convert;
+    if (!gp_dtype_valid(c->in_dtype) || !gp_dtype_valid(c->out_dtype)) return invalid(err, "convert: unknown dtype");
+    if (c->count < 0 || c->divisor < 0) return invalid(err, "convert: negative count or divisor");
+    return 0;
+}
+
+static gp_traffic convert_traffic(const gp_call *call)
+{
+    const gp_convert_args *c = &call->convert;
+    return (gp_traffic){(size_t)(c->count * gp_dtype_size(c->in_dtype)), (size_t)(c->count * gp_dtype_size(c->out_dtype)),
+                        0, c->count, 0.0};
+}
+
+/* ---- the table ----------------------------------------------------------------------------------- */
+
+const gp_primitive_row gp_primitives[GP_NUM_PRIMITIVES] = {
+    /*               cpu: fixed us, GB/s, GMAC/s;  cuda: fixed us, GMAC/s;  streams from */
+    [GP_REDUCE] = {"reduce", reduce_check, reduce_traffic, gp_cpu_reduce, 1, {7.5, 2.0, 0.0, 38.0, 0.0, 32 * MIB}},
+    [GP_SCAN] = {"scan", scan_check, scan_traffic, gp_cpu_scan, 1, {5.7, 3.6, 0.0, 36.0, 0.0, 2 * MIB}},
+    /* cuda_gmacs: the 1-D kernel with 4097 taps does 11.7 multiply-adds per ns on the H200 */
+    [GP_CORRELATE] = {"correlate", correlate_check, correlate_traffic, gp_cpu_correlate, 1,
+                      {12.9, 3.7, 0.96, 46.0, 8000.0, 2 * MIB}},
+    [GP_COPY] = {"copy", copy_check, copy_traffic, gp_cpu_copy, 1, {3.0, 6.75, 0.0, 28.0, 0.0, 2 * MIB}},
+    [GP_CONVERT] = {"convert", convert_check, convert_traffic, NULL, 0, {0.0, 1.0, 0.0, 0.0, 0.0, 0.0}},
+};

@@ -1,0 +1,156 @@
+"""The one plan shape: a call of a compiled primitive and how its output becomes the user's result.
+
+Every public function builds a :class:`Plan` (NumPy's semantics: axes, dtypes, views) and runs it.
+The plan names the core's entry (``_core.reduce``, ``scan``, ``correlate``, ``copy``, ``convert``),
+its source (a NumPy array, or a DeviceArray for device-resident data), the primitive's parameters,
+the backend output's shape and dtype, and a `finish` step (a cast, a reversal, a division).  Where
+and how the call runs is decided once, by the planner in C, from the device index the boundary
+found (``_boundary``): this layer never routes.
+
+The same plan serves the private hooks: :func:`planned` runs a public function as a dry run and
+returns its plan, which ``explain`` describes and ``_timing`` times.
+"""
+import threading
+
+import numpy as np
+
+from ._device_array import DeviceArray
+
+_DESCRIBE, _TILES = -1, -2  # the core's `repeats` values that plan (or tile) without running
+
+
+class _DryRun(threading.local):
+    active = False
+
+
+_dry_run = _DryRun()
+
+
+class _Planned(Exception):
+    """Raised by Plan.run in a dry run, carrying the plan out of the public function."""
+
+    def __init__(self, plan):
+        super().__init__()
+        self.plan = plan
+
+
+class Plan:
+    """One call of a compiled primitive.
+
+    Parameters
+    ----------
+    entry : callable or None
+        The core's entry (``_core.reduce`` ...); None for a result NumPy computed already (`finish`
+        then returns it).
+    source : numpy.ndarray or DeviceArray
+        The input.  A DeviceArray source must be C-contiguous, except for ``_core.copy``.
+    params : tuple
+        The entry's arguments after the common four (src, out, device, repeats).
+    out_shape : tuple or None
+        The backend output's shape (None: 1-D, or a copy's source shape).
+    out_dtype : numpy.dtype
+        The backend output's dtype (used to allocate a device output).
+    device : int
+        Backend device index: -1 CPU, -2 auto (host data only), N GPU N.
+    finish : callable or None
+        Turns the backend's output into the user's result.
+    """
+
+    __slots__ = ("entry", "source", "params", "out_shape", "out_dtype", "device", "finish")
+
+    def __init__(self, entry, source, params, out_shape, out_dtype, device, finish=None):
+        self.entry = entry
+        self.source = source
+        self.params = params
+        self.out_shape = out_shape
+        self.out_dtype = out_dtype
+        self.device = device
+        self.finish = finish
+
+    @classmethod
+    def computed(cls, result):
+        """A plan whose result is already known (NumPy's answer for empty inputs)."""
+        return cls(None, None, (), None, None, -1, lambda _: result)
+
+    def run(self):
+        """The user's result."""
+        if _dry_run.active:
+            raise _Planned(self)
+        if self.entry is None:
+            return self.finish(None)
+        output = self._call(0)
+        return output if self.finish is None else self.finish(output)
+
+    def _call(self, repeats):
+        """The core's entry on the plan's source: the output (repeats 0), times (repeats > 0), or a
+        description (repeats < 0)."""
+        source = self.source
+        if not isinstance(source, DeviceArray):
+            return self.entry(source, self.out_shape, self.device, repeats, *self.params)
+        out = DeviceArray._empty(self.out_shape, self.out_dtype, source.device_index) if repeats >= 0 else None
+        result = self.entry(source._operand(), out.ptr if out is not None else 0, source.device_index, repeats,
+                            *self.params)
+        return out if repeats == 0 else result
+
+    def time(self, repeats):
+        """Milliseconds of `repeats` runs of the call's work (on a GPU: its device work, the input
+        uploaded once), after one untimed run."""
+        if self.entry is None:
+            raise ValueError("this call computes nothing (NumPy answers it)")
+        return np.asarray(self._call(int(repeats)), dtype=np.float64)
+
+    def describe(self):
+        """The planner's decision: route, device, bytes moved, pinning, cost estimates."""
+        if self.entry is None:
+            return {"primitive": None, "route": "numpy", "device": "cpu", "in_bytes": 0, "out_bytes": 0,
+                    "input_pinned": False, "result_pinned": False, "cpu_us": None, "cuda_us": None}
+        return self._call(_DESCRIBE)
+
+    def tiles(self):
+        """The tiles the streamed route would cut the call into (boxes of its view)."""
+        return self._call(_TILES)
+
+
+def planned(function, *args, **kwargs):
+    """The plan ``function(*args, **kwargs)`` would run (a dry run: arguments are checked and the
+    call is planned, but no primitive runs)."""
+    _dry_run.active = True
+    try:
+        function(*args, **kwargs)
+    except _Planned as planned_call:
+        return planned_call.plan
+    finally:
+        _dry_run.active = False
+    raise TypeError(f"{getattr(function, '__name__', function)!r} is not a gpuprims computation")
+
+
+def explain(function, *args, **kwargs):
+    """How gpuprims would run ``function(*args, **kwargs)``, without running it.
+
+    Parameters
+    ----------
+    function : callable
+        A gpuprims computation (``gpuprims.sum``, ``gpuprims.prefix_sum``,
+        ``gpuprims.convolve2d`` ...).
+    *args, **kwargs
+        Its arguments, as for the call itself.
+
+    Returns
+    -------
+    dict
+        ``function`` (its name); ``primitive`` (the compiled primitive: ``"reduce"``, ``"scan"``,
+        ``"correlate"``, ``"copy"``, or None when NumPy answers, as for empty inputs);
+        ``route``: ``"cpu"`` (the CPU backend), ``"cuda"`` (one copy each way), ``"cuda-streamed"``
+        (tiles through pinned buffers), ``"cuda-resident"`` (device-resident data) or ``"numpy"``;
+        ``device`` (``"cpu"`` or ``"cuda:N"``); ``in_bytes`` and ``out_bytes`` (what the call reads
+        and writes); ``input_pinned`` and ``result_pinned``; ``cpu_us`` and ``cuda_us``, the cost
+        model's estimates when it chose the route (``device=None`` on host data), else None.
+
+    Raises
+    ------
+    TypeError
+        When `function` is not a gpuprims computation; otherwise what the call itself would raise
+        for its arguments.
+    """
+    description = planned(function, *args, **kwargs).describe()
+    return {"function": getattr(function, "__name__", repr(function)), **description}

@@ -1,0 +1,287 @@
+"""The reductions: sum, prod, min, max and mean with NumPy's argument and dtype semantics.
+
+Each call becomes one plan (``_plan.Plan``) for the core's reduce primitive: the input viewed as
+(outer, n, inner) (non-adjacent reduced axes are moved last first), the dtype the backend writes
+(the core's accumulator rule, ``_core.backend_result``), the result's shape, and the cast that
+turns the backend's output into NumPy's result dtype.  Host inputs give NumPy results; device
+inputs (DeviceArray, or other libraries' GPU arrays) give DeviceArray results on their GPU.
+"""
+import functools
+import math
+
+import numpy as np
+
+from . import _core
+from ._boundary import array_input, axis_index, like_input, on_host, reduced_axes, supported
+from ._device_array import DeviceArray
+from ._plan import Plan
+
+_OPS = {"sum": 0, "prod": 1, "min": 2, "max": 3}
+_NUMPY = {"sum": np.sum, "prod": np.prod, "min": np.min, "max": np.max, "mean": np.mean, "cumsum": np.cumsum}
+_DTYPE_OF_TYPENUM = {np.dtype(name).num: np.dtype(name) for name in _core.DTYPES}
+
+
+@functools.lru_cache(maxsize=None)
+def _numpy_result_dtype(name, in_dtype, dtype):
+    """The dtype NumPy's function returns for this input dtype and dtype= argument."""
+    result = np.asarray(_NUMPY[name](np.ones(1, in_dtype), dtype=dtype)).dtype
+    if not supported(result):
+        raise TypeError(f"gpuprims.{name} does not support dtype={dtype!r} (result dtype {result})")
+    return result
+
+
+def accumulation_dtype(name, in_dtype, dtype):
+    """NumPy's result dtype of a sum, prod, mean or cumsum of `in_dtype` with dtype=`dtype`."""
+    return _numpy_result_dtype(name, in_dtype, _dtype_argument(name, dtype))
+
+
+@functools.lru_cache(maxsize=None)
+def backend_dtypes(in_dtype, result_dtype):
+    """(dtype the backend writes, dtype the input is cast to first or None): the core's accumulator
+    rule for a sum, prod or scan."""
+    out, cast = _core.backend_result(in_dtype.num, result_dtype.num)
+    return _DTYPE_OF_TYPENUM[out], (None if cast is None else _DTYPE_OF_TYPENUM[cast])
+
+
+def cast_to(dtype):
+    """A plan's finish step that casts the backend's output to `dtype` (None when it has it)."""
+    return lambda output: output if output.dtype == dtype else output.astype(dtype)
+
+
+class _Reduction:
+    """What a reduction does that depends on its arguments and the input's dtype and ndim, not on
+    the data: worked out once per distinct call (see _reduction) and reused."""
+
+    __slots__ = ("op_code", "cast", "backend_dtype", "finish", "moved", "split", "out_axes")
+
+    def __init__(self, op, in_dtype, ndim, axes, dtype, keepdims):
+        if op in ("min", "max"):
+            result_dtype = self.backend_dtype = in_dtype.newbyteorder("=")
+            self.cast = None
+        else:
+            result_dtype = _numpy_result_dtype(op, in_dtype, dtype)
+            if result_dtype.kind == "b":  # NumPy's add/multiply on bool are logical or/and
+                op, self.cast, self.backend_dtype = ("max" if op == "sum" else "min"), np.dtype(bool), result_dtype
+            else:
+                self.backend_dtype, self.cast = backend_dtypes(in_dtype, result_dtype)
+        self.op_code = _OPS[op]
+        self.finish = None if self.backend_dtype == result_dtype else cast_to(result_dtype)
+        kept = tuple(axis for axis in range(ndim) if axis not in axes)
+        # The (outer, n, inner) view splits the input's shape at `split`.  Adjacent reduced axes
+        # are one view, no copy; others are moved after the kept ones first (a copy the glue or
+        # the device makes).
+        self.moved = None
+        if not axes:
+            self.split = (ndim, ndim)  # nothing reduced: n = 1
+        elif axes[-1] - axes[0] + 1 == len(axes):
+            self.split = (axes[0], axes[-1] + 1)
+        else:
+            self.moved, self.split = kept + axes, (len(kept), ndim)
+        # The result's axes: the input's kept axes, and with keepdims a 1 (None) for each reduced one.
+        self.out_axes = tuple(None if axis in axes else axis for axis in range(ndim)) if keepdims else kept
+
+    def plan(self, array, index):
+        """The plan for `array` (at least one element) on backend device `index`."""
+        shape = array.shape
+        if self.cast is not None:
+            array = array.astype(self.cast)
+        if self.moved is not None:
+            array = array.transpose(self.moved)
+        if isinstance(array, DeviceArray):
+            array = array.contiguous()
+        first, last = self.split
+        view = array.shape
+        outer, n, inner = math.prod(view[:first]), math.prod(view[first:last]), math.prod(view[last:])
+        out_shape = tuple(1 if axis is None else shape[axis] for axis in self.out_axes)
+        return Plan(_core.reduce, array, (self.op_code, self.backend_dtype.num, outer, n, inner), out_shape,
+                    self.backend_dtype, index, self.finish)
+
+
+def _reduction(op, in_dtype, ndim, axis, dtype, keepdims):
+    """The _Reduction of these arguments (NumPy's errors for bad ones)."""
+    try:
+        return _cached_reduction(op, in_dtype, ndim, axis, dtype, bool(keepdims))
+    except TypeError:  # an unhashable argument: work it out uncached (it raises NumPy's error if bad)
+        return _Reduction(op, in_dtype, ndim, reduced_axes(axis, ndim), _dtype_argument(op, dtype), keepdims)
+
+
+@functools.lru_cache(maxsize=1024)
+def _cached_reduction(op, in_dtype, ndim, axis, dtype, keepdims):
+    return _Reduction(op, in_dtype, ndim, reduced_axes(axis, ndim), _dtype_argument(op, dtype), keepdims)
+
+
+def _dtype_argument(name, dtype):
+    """A dtype= argument checked and as a numpy.dtype (or None)."""
+    if dtype is None:
+        return None
+    try:
+        dtype = np.dtype(dtype)
+    except TypeError as error:
+        raise TypeError(f"gpuprims.{name}: invalid dtype={dtype!r}: {error}") from None
+    if not supported(dtype):
+        raise TypeError(f"gpuprims.{name} does not support dtype={dtype}")
+    return dtype
+
+
+def _reduce(op, a, axis, dtype, keepdims, device):
+    """The plan of gpuprims.<op>."""
+    array, index = array_input(a, op, device)
+    if array.size == 0:  # no work: NumPy's own identities, errors and warnings
+        axes = reduced_axes(axis, array.ndim)
+        kwargs = {} if op in ("min", "max") else {"dtype": dtype}
+        return Plan.computed(like_input(_NUMPY[op](on_host(array), axis=axes, keepdims=keepdims, **kwargs), array))
+    return _reduction(op, array.dtype, array.ndim, axis, dtype, keepdims).plan(array, index)
+
+
+def sum(a, axis=None, dtype=None, keepdims=False, *, device=None):
+    """Sum of array elements over the given axes, as :func:`numpy.sum`.
+
+    Parameters
+    ----------
+    a : array_like
+        Input data: bool, signed or unsigned integers, float16, float32 or float64.
+    axis : None or int or tuple of ints, optional
+        Axes to sum over; None sums all elements.  Negative axes count from the end.
+    dtype : dtype, optional
+        Accumulator and result dtype.  By default NumPy's rule: integers narrower than the
+        platform integer (and bool) are summed as int64 (uint64 for unsigned); integer sums wrap.
+        float16 is accumulated in float32 and returned as float16.
+    keepdims : bool, optional
+        Keep the reduced axes as dimensions of size one.
+    device : {None, "cpu", "cuda", "cuda:N"}, optional
+        Where to compute.  None means ``GPUPRIMS_DEVICE`` when set, else the fastest: host data
+        runs where the call finishes first (the CPU backend or GPU 0, by gpuprims' cost model),
+        device-resident data on its GPU.  Floats may differ between the two backends in the last
+        bits (each stays within NumPy's own error).
+
+    Returns
+    -------
+    numpy.generic or numpy.ndarray or DeviceArray
+        A NumPy scalar for a full reduction of host data, else a new C-contiguous array; a
+        DeviceArray for device-resident input.
+
+    Raises
+    ------
+    TypeError
+        For unsupported input or dtype= dtypes (complex, strings, objects, datetimes).
+    numpy.exceptions.AxisError
+        For an axis out of range.
+    MemoryError
+        When device or host memory runs out.
+    """
+    return _reduce("sum", a, axis, dtype, keepdims, device).run()
+
+
+def prod(a, axis=None, dtype=None, keepdims=False, *, device=None):
+    """Product of array elements over the given axes, as :func:`numpy.prod`.
+
+    Parameters and dtype rules are those of :func:`gpuprims.sum`; integer products wrap around
+    and the product of an empty selection is 1.
+
+    Returns
+    -------
+    numpy.generic or numpy.ndarray or DeviceArray
+        A NumPy scalar for a full reduction, else a new C-contiguous array.
+    """
+    return _reduce("prod", a, axis, dtype, keepdims, device).run()
+
+
+def min(a, axis=None, keepdims=False, *, device=None):
+    """Minimum over the given axes, as :func:`numpy.min`.
+
+    NaN propagates: a slice containing NaN has a NaN minimum.  The result keeps the input dtype.
+
+    Parameters
+    ----------
+    a : array_like
+        Input data.
+    axis : None or int or tuple of ints, optional
+        Axes to reduce.
+    keepdims : bool, optional
+        Keep the reduced axes as dimensions of size one.
+    device : {None, "cpu", "cuda", "cuda:N"}, optional
+        Where to compute, as in :func:`gpuprims.sum`.
+
+    Returns
+    -------
+    numpy.generic or numpy.ndarray or DeviceArray
+
+    Raises
+    ------
+    ValueError
+        For an empty selection (there is no identity), as NumPy.
+    """
+    return _reduce("min", a, axis, None, keepdims, device).run()
+
+
+def max(a, axis=None, keepdims=False, *, device=None):
+    """Maximum over the given axes, as :func:`numpy.max`.
+
+    NaN propagates.  See :func:`gpuprims.min` for the parameters.
+
+    Returns
+    -------
+    numpy.generic or numpy.ndarray or DeviceArray
+    """
+    return _reduce("max", a, axis, None, keepdims, device).run()
+
+
+def _mean_sum_dtype(array, dtype):
+    """The dtype numpy.mean sums in: float64 for integers and bool, float32 for float16."""
+    if dtype is not None:
+        return dtype
+    if array.dtype.kind in "biu":
+        return np.float64
+    return np.float32 if array.dtype == np.float16 else None
+
+
+def _divide(count, float16_result):
+    """mean's finish step: the sum divided by the count, as numpy.mean divides (in the sum's
+    precision, then cast to float16 when the input was)."""
+    def finish(total):
+        if isinstance(total, DeviceArray):
+            return total._converted(np.dtype(np.float16) if float16_result else total.dtype, divisor=count)
+        if isinstance(total, np.ndarray):
+            total = np.true_divide(total, count, out=total, casting="unsafe")
+            return total.astype(np.float16) if float16_result else total
+        return (np.float16 if float16_result else total.dtype.type)(total / count)
+    return finish
+
+
+def mean(a, axis=None, dtype=None, keepdims=False, *, device=None):
+    """Arithmetic mean over the given axes, as :func:`numpy.mean`.
+
+    Integer and bool inputs are averaged in float64; float16 is summed in float32 and returned as
+    float16.  An empty selection gives NaN with a RuntimeWarning, as NumPy.
+
+    Parameters
+    ----------
+    a : array_like
+        Input data.
+    axis : None or int or tuple of ints, optional
+        Axes to average over.
+    dtype : dtype, optional
+        Accumulator and result dtype.
+    keepdims : bool, optional
+        Keep the reduced axes as dimensions of size one.
+    device : {None, "cpu", "cuda", "cuda:N"}, optional
+        Where to compute, as in :func:`gpuprims.sum`.
+
+    Returns
+    -------
+    numpy.generic or numpy.ndarray or DeviceArray
+    """
+    array, index = array_input(a, "mean", device)
+    if array.ndim == 0 and axis is not None and not isinstance(axis, tuple):
+        axis_index(axis, 0)  # unlike sum, numpy.mean rejects axis 0 of a 0-d array
+    axes = reduced_axes(axis, array.ndim)
+    if array.size == 0:
+        return Plan.computed(like_input(np.mean(on_host(array), axis=axes, dtype=dtype, keepdims=keepdims),
+                                        array)).run()
+    accumulation_dtype("mean", array.dtype, dtype)  # validates dtype=
+    plan = _reduction("sum", array.dtype, array.ndim, axes, _mean_sum_dtype(array, dtype), keepdims).plan(array, index)
+    sum_finish = plan.finish
+    divide = _divide(math.prod(array.shape[axis] for axis in axes), dtype is None and array.dtype == np.float16)
+    plan.finish = divide if sum_finish is None else (lambda output: divide(sum_finish(output)))
+    return plan.run()
+
