@@ -1,62 +1,138 @@
-/* The host thread pool (see thread_pool.h).  Worker threads sleep on a condition variable between
- * jobs; a new job's generation number wakes them, each worker below the job's part count runs its
- * part, and the last one to finish wakes the caller. */
+/* The host thread pool (see thread_pool.h).
+ *
+ * Each worker has a slot: the number of the job it is to run a part of (its ticket) and the part.
+ * The caller hands out parts by writing tickets; a worker spins on its ticket for SPIN_NS after its
+ * last part, then sleeps on its slot's condition variable.  Sleeping is announced in an atomic flag
+ * that the waker reads after writing the ticket (and the sleeper writes before reading the ticket):
+ * with sequentially consistent atomics one of the two sees the other, so no wake-up is lost, and a
+ * spinning worker is woken without a lock or a system call.  The caller waits for the job's
+ * `remaining` count the same way. */
+#define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
 #include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "parallel/thread_pool.h"
 
-enum { MAX_THREADS = 256 };
+/* How long a worker (or a waiting caller) spins before it sleeps. */
+static const int64_t SPIN_NS = 100000;
+
+typedef struct {
+    pthread_cond_t wake;
+    atomic_ulong ticket; /* the job this worker runs a part of next */
+    atomic_int sleeping;
+    int part;
+} worker_slot;
 
 static pthread_once_t pool_once = PTHREAD_ONCE_INIT;
 
 static struct {
-    int threads;
     pthread_mutex_t busy;  /* held from start to finish: one job at a time */
-    pthread_mutex_t mutex; /* guards the job fields below */
-    pthread_cond_t wake, done;
+    pthread_mutex_t mutex; /* guards sleeping and waking */
+    pthread_cond_t done;
+    int threads;           /* the pool's size: the most parts of a job */
+    int workers;           /* workers created */
+    unsigned long job;     /* the current job's number (under busy) */
     gp_pool_job run;
     void *ctx;
-    int parts, remaining;
-    unsigned long long generation;
+    atomic_int remaining; /* parts of the current job that workers have not finished */
+    atomic_int caller_sleeping;
+    worker_slot slot[GP_POOL_MAX_THREADS];
 } pool;
+
+static int64_t now_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+static void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
+/* Spins until *value != old (returning it) or SPIN_NS have passed (returning old). */
+static unsigned long spin_while_ulong(atomic_ulong *value, unsigned long old)
+{
+    int64_t deadline = 0;
+    for (unsigned spins = 1;; ++spins) {
+        const unsigned long now = atomic_load_explicit(value, memory_order_acquire);
+        if (now != old) return now;
+        cpu_relax();
+        if (spins % 256 == 0) {
+            const int64_t t = now_ns();
+            if (deadline == 0) deadline = t + SPIN_NS;
+            else if (t > deadline) return old;
+        }
+    }
+}
+
+static unsigned long wait_for_ticket(worker_slot *slot, unsigned long seen)
+{
+    unsigned long ticket = spin_while_ulong(&slot->ticket, seen);
+    if (ticket != seen) return ticket;
+    pthread_mutex_lock(&pool.mutex);
+    atomic_store(&slot->sleeping, 1);
+    while ((ticket = atomic_load(&slot->ticket)) == seen) pthread_cond_wait(&slot->wake, &pool.mutex);
+    atomic_store(&slot->sleeping, 0);
+    pthread_mutex_unlock(&pool.mutex);
+    return ticket;
+}
 
 static void *worker(void *arg)
 {
-    const int part = (int)(intptr_t)arg;
-    unsigned long long seen = 0;
-    pthread_mutex_lock(&pool.mutex);
+    worker_slot *slot = arg;
+    unsigned long seen = 0;
     for (;;) {
-        while (pool.generation == seen) pthread_cond_wait(&pool.wake, &pool.mutex);
-        seen = pool.generation;
-        if (part >= pool.parts) continue;
-        const gp_pool_job run = pool.run;
-        void *ctx = pool.ctx;
-        pthread_mutex_unlock(&pool.mutex);
-        run(ctx, part); /* the job's fields change only once all its parts are done */
-        pthread_mutex_lock(&pool.mutex);
-        if (--pool.remaining == 0) pthread_cond_signal(&pool.done);
+        seen = wait_for_ticket(slot, seen);
+        pool.run(pool.ctx, slot->part); /* the job's fields stay put until every part is done */
+        if (atomic_fetch_sub(&pool.remaining, 1) == 1 && atomic_load(&pool.caller_sleeping)) {
+            pthread_mutex_lock(&pool.mutex);
+            pthread_cond_signal(&pool.done);
+            pthread_mutex_unlock(&pool.mutex);
+        }
     }
     return NULL;
 }
 
-/* Cores online, lowered by GPUPRIMS_NUM_THREADS. */
-static int wanted_threads(void)
+int gp_pool_usable_cores(void)
 {
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0) {
+        const int count = CPU_COUNT(&set);
+        if (count > 0) return count;
+    }
     const long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    long threads = cores > 0 ? cores : 1;
+    return cores > 0 ? (int)cores : 1;
+}
+
+static int clamp_threads(long threads)
+{
+    return threads < 1 ? 1 : threads > GP_POOL_MAX_THREADS ? GP_POOL_MAX_THREADS : (int)threads;
+}
+
+/* The usable cores, or GPUPRIMS_NUM_THREADS when it is a number from 1 to GP_POOL_MAX_THREADS. */
+static int default_threads(void)
+{
     const char *setting = getenv("GPUPRIMS_NUM_THREADS");
     if (setting != NULL && *setting != '\0') {
         char *end = NULL;
         const long wanted = strtol(setting, &end, 10);
-        if (*end == '\0' && wanted >= 1 && wanted < threads) threads = wanted;
+        if (*end == '\0' && wanted >= 1 && wanted <= GP_POOL_MAX_THREADS) return (int)wanted;
     }
-    return (int)(threads < MAX_THREADS ? threads : MAX_THREADS);
+    return clamp_threads(gp_pool_usable_cores());
 }
 
-static void create_pool(void);
+static int size_set = 0; /* gp_pool_set_threads was called: a forked child keeps the size */
 
 /* A forked child has none of the parent's threads (and may inherit a held lock): it starts over. */
 static void start_over_in_child(void)
@@ -71,59 +147,121 @@ static void create_pool(void)
     if (!fork_handler_set) fork_handler_set = pthread_atfork(NULL, NULL, start_over_in_child) == 0;
     pthread_mutex_init(&pool.busy, NULL);
     pthread_mutex_init(&pool.mutex, NULL);
-    pthread_cond_init(&pool.wake, NULL);
     pthread_cond_init(&pool.done, NULL);
-    pool.run = NULL;
-    pool.parts = pool.remaining = 0;
-    pool.generation = 0;
-    pool.threads = 0;
-    const int wanted = wanted_threads();
-    for (int part = 0; part < wanted; ++part) {
-        pthread_t thread;
-        if (pthread_create(&thread, NULL, worker, (void *)(intptr_t)part) != 0) break;
-        pthread_detach(thread);
-        pool.threads = part + 1;
+    for (int w = 0; w < GP_POOL_MAX_THREADS; ++w) {
+        pthread_cond_init(&pool.slot[w].wake, NULL);
+        atomic_init(&pool.slot[w].ticket, 0);
+        atomic_init(&pool.slot[w].sleeping, 0);
     }
+    atomic_init(&pool.remaining, 0);
+    atomic_init(&pool.caller_sleeping, 0);
+    pool.workers = 0;
+    pool.job = 0;
+    if (!size_set) pool.threads = default_threads();
+}
+
+/* Creates workers up to `wanted` (under busy); returns how many there are. */
+static int ensure_workers(int wanted)
+{
+    while (pool.workers < wanted) {
+        pthread_t thread;
+        if (pthread_create(&thread, NULL, worker, &pool.slot[pool.workers]) != 0) break;
+        pthread_detach(thread);
+        ++pool.workers;
+    }
+    return pool.workers < wanted ? pool.workers : wanted;
 }
 
 int gp_pool_threads(void)
 {
     pthread_once(&pool_once, create_pool);
-    return pool.threads > 0 ? pool.threads : 1;
+    return pool.threads;
+}
+
+void gp_pool_set_threads(int threads)
+{
+    pthread_once(&pool_once, create_pool);
+    pthread_mutex_lock(&pool.busy);
+    pool.threads = clamp_threads(threads);
+    size_set = 1;
+    pthread_mutex_unlock(&pool.busy);
+}
+
+/* Hands part `part` of the current job to worker w. */
+static void hand_out(int w, int part)
+{
+    worker_slot *slot = &pool.slot[w];
+    slot->part = part;
+    atomic_store(&slot->ticket, pool.job);
+    if (atomic_load(&slot->sleeping)) {
+        pthread_mutex_lock(&pool.mutex);
+        pthread_cond_signal(&slot->wake);
+        pthread_mutex_unlock(&pool.mutex);
+    }
+}
+
+/* Starts the job on workers 0 .. count-1 running parts first .. first+count-1 (under busy). */
+static void hand_out_job(gp_pool_job run, void *ctx, int first, int count)
+{
+    pool.run = run;
+    pool.ctx = ctx;
+    ++pool.job;
+    atomic_store(&pool.remaining, count);
+    for (int w = 0; w < count; ++w) hand_out(w, first + w);
+}
+
+/* Waits until the workers have finished their parts of the current job. */
+static void wait_for_workers(void)
+{
+    int64_t deadline = 0;
+    for (unsigned spins = 1; atomic_load_explicit(&pool.remaining, memory_order_acquire) != 0; ++spins) {
+        cpu_relax();
+        if (spins % 256 != 0) continue;
+        const int64_t t = now_ns();
+        if (deadline == 0) deadline = t + SPIN_NS;
+        else if (t > deadline) break;
+    }
+    if (atomic_load(&pool.remaining) == 0) return;
+    pthread_mutex_lock(&pool.mutex);
+    atomic_store(&pool.caller_sleeping, 1);
+    while (atomic_load(&pool.remaining) != 0) pthread_cond_wait(&pool.done, &pool.mutex);
+    atomic_store(&pool.caller_sleeping, 0);
+    pthread_mutex_unlock(&pool.mutex);
+}
+
+static int clamp_parts(int parts)
+{
+    const int threads = gp_pool_threads();
+    return parts < 1 ? 1 : parts > threads ? threads : parts;
 }
 
 void gp_pool_start(int parts, gp_pool_job run, void *ctx)
 {
-    const int threads = gp_pool_threads();
-    parts = parts < 1 ? 1 : parts > threads ? threads : parts;
+    parts = clamp_parts(parts);
     pthread_mutex_lock(&pool.busy); /* released by gp_pool_finish */
-    if (parts == 1 || pool.threads == 0) {
-        for (int part = 0; part < parts; ++part) run(ctx, part);
-        pthread_mutex_lock(&pool.mutex);
-        pool.remaining = 0;
-        pthread_mutex_unlock(&pool.mutex);
-        return;
-    }
-    pthread_mutex_lock(&pool.mutex);
-    pool.run = run;
-    pool.ctx = ctx;
-    pool.parts = parts;
-    pool.remaining = parts;
-    ++pool.generation;
-    pthread_cond_broadcast(&pool.wake);
-    pthread_mutex_unlock(&pool.mutex);
+    const int workers = parts == 1 ? 0 : ensure_workers(parts);
+    hand_out_job(run, ctx, 0, workers);
+    for (int part = workers; part < parts; ++part) run(ctx, part); /* one part, or no workers to be had */
 }
 
 void gp_pool_finish(void)
 {
-    pthread_mutex_lock(&pool.mutex);
-    while (pool.remaining != 0) pthread_cond_wait(&pool.done, &pool.mutex);
-    pthread_mutex_unlock(&pool.mutex);
+    wait_for_workers();
     pthread_mutex_unlock(&pool.busy);
 }
 
 void gp_pool_run(int parts, gp_pool_job run, void *ctx)
 {
-    gp_pool_start(parts, run, ctx);
-    gp_pool_finish();
+    parts = clamp_parts(parts);
+    if (parts == 1) { /* no need to wait for another job to finish */
+        run(ctx, 0);
+        return;
+    }
+    pthread_mutex_lock(&pool.busy);
+    const int workers = ensure_workers(parts - 1);
+    hand_out_job(run, ctx, 1, workers);
+    run(ctx, 0);
+    for (int part = workers + 1; part < parts; ++part) run(ctx, part); /* workers that could not be created */
+    wait_for_workers();
+    pthread_mutex_unlock(&pool.busy);
 }

@@ -1,11 +1,23 @@
 /* The process's pool of host threads, shared by the CPU backend and the streaming engine's staging
- * copies.  Created on first use with one thread per core (GPUPRIMS_NUM_THREADS lowers it; read once)
- * and never destroyed; a forked child creates a pool of its own.
+ * copies.  Created on first use and never destroyed; a forked child creates a pool of its own.
  *
- * One job at a time: a job is `parts` calls run(ctx, part), part < parts, each on a pool thread.
- * gp_pool_start returns at once, so the caller can do other work meanwhile, and gp_pool_finish
- * waits for every part; another caller's start waits until the job has finished.  A job of one
- * part runs on the caller's thread, inside start.  A job must not use the pool itself. */
+ * Its size, the most parts a job runs at once, is the number of cores this process may run on
+ * (sched_getaffinity, as os.sched_getaffinity), or GPUPRIMS_NUM_THREADS (read once, 1 to 256), or
+ * what gp_pool_set_threads last set (gpuprims.set_num_threads).  Workers are created as jobs need
+ * them.
+ *
+ * One job at a time: a job is `parts` calls run(ctx, part), part < parts.
+ *   - gp_pool_start runs every part on pool workers and returns at once, so that the caller can do
+ *     other work meanwhile; gp_pool_finish waits for them.  (A job of one part runs on the caller's
+ *     thread, inside start.)
+ *   - gp_pool_run runs part 0 on the caller's thread and the others on workers, and returns when
+ *     all are done: the CPU backend's parallel loops.
+ * Another caller's start or run waits until the job has finished.  A job must not use the pool
+ * itself.  The parts of one job run at the same time (each on its own thread), so they may wait for
+ * each other.
+ *
+ * Workers that finish a part spin for a short while (about 0.1 ms) before they sleep, so that the
+ * next job of a loop of calls starts within a microsecond instead of a wake-up's tens of them. */
 #ifndef GP_THREAD_POOL_H
 #define GP_THREAD_POOL_H
 
@@ -13,15 +25,22 @@
 extern "C" {
 #endif
 
+enum { GP_POOL_MAX_THREADS = 256 };
+
 typedef void (*gp_pool_job)(void *ctx, int part);
 
-/* The number of pool threads (at least 1): the most parts of a job. */
+/* The pool's size (at least 1): the most parts of a job. */
 int gp_pool_threads(void);
-/* Starts run(ctx, part) for part < parts; parts is clamped to [1, gp_pool_threads()]. */
+/* Sets the pool's size (clamped to [1, GP_POOL_MAX_THREADS]); waits for a running job first. */
+void gp_pool_set_threads(int threads);
+/* The cores this process may run on (sched_getaffinity; at least 1): the pool's default size. */
+int gp_pool_usable_cores(void);
+/* Starts run(ctx, part) for part < parts on pool workers; parts is clamped to [1, gp_pool_threads()]. */
 void gp_pool_start(int parts, gp_pool_job run, void *ctx);
 /* Waits for the job gp_pool_start started. */
 void gp_pool_finish(void);
-/* gp_pool_start, then gp_pool_finish. */
+/* Runs run(ctx, part) for part < parts, part 0 on the calling thread; parts is clamped to
+ * [1, gp_pool_threads()]. */
 void gp_pool_run(int parts, gp_pool_job run, void *ctx);
 
 #ifdef __cplusplus

@@ -1,0 +1,90 @@
+/* The CPU backend's typed loops, one table per instruction set.
+ *
+ * simd_kernels.h holds every loop once, written with the generic vectors of simd.h and generated
+ * per dtype from the dtype table; isa_baseline.c, isa_avx2.c and isa_avx512.c compile it for their
+ * instruction set, each filling a gp_cpu_kernels table.  dispatch.c picks a table once, by what the
+ * CPU supports, or GPUPRIMS_CPU_ISA.  The drivers (reduce.c, scan.c, correlate.c, copy.c) cut a call
+ * into fixed pieces, hand them to threads and call the table's loops on them.  Every table computes
+ * the same bits: only the speed differs. */
+#ifndef GP_CPU_KERNELS_H
+#define GP_CPU_KERNELS_H
+
+#include <stdint.h>
+
+#include "contract/gp_call.h"
+
+/* How a reduction or scan accumulates (see simd_kernels.h):
+ *   GP_ACC_SAME  min/max, in the input's own type;
+ *   GP_ACC_WORD  integer and bool sum/prod in 64-bit two's complement, wrapping as NumPy;
+ *   GP_ACC_F64   in double: every float64 result, and float products;
+ *   GP_ACC_F32   float16/float32 sums with a float32 or float16 result: float32 lanes over short
+ *                blocks, the blocks' sums added in double (reductions) or float32 (scans). */
+typedef enum { GP_ACC_SAME, GP_ACC_WORD, GP_ACC_F64, GP_ACC_F32, GP_NUM_ACCS } gp_acc_kind;
+
+/* A reduction's or scan's partial result: f for the float kinds, u for GP_ACC_WORD and for the
+ * bits of a GP_ACC_SAME value (nan: the value is a NaN, the first of its piece). */
+typedef struct {
+    double f;
+    uint64_t u;
+    int nan;
+} gp_partial;
+
+/* Elements per piece of a contiguous reduction or scan: pieces are the unit of work of the threads
+ * and fix every result's order of operations, so results do not depend on the thread count. */
+enum { GP_CPU_PIECE = 16384 };
+
+/* Reduces count (1 .. GP_CPU_PIECE) contiguous elements into *partial. */
+typedef void (*gp_reduce_run_fn)(const void *in, int64_t count, gp_partial *partial);
+/* Folds `rows` rows of `width` contiguous elements, rows `stride` elements apart, into the
+ * accumulator row acc (width slots of the kind's type: the input's type, uint64_t or double);
+ * with `first`, acc is set first (the identity, or for min/max the first row). */
+typedef void (*gp_reduce_columns_fn)(const void *in, int64_t rows, int64_t stride, int64_t width, void *acc,
+                                     int first);
+
+/* Scans count (1 .. GP_CPU_PIECE) contiguous elements into out (the kind's type: uint64_t, double,
+ * float, or with half_out float16): out[i] = *offset + the inclusive (or exclusive) prefix sum of
+ * the piece at i; *total is the piece's sum, as the total loop computes it (the float kinds'
+ * offsets and totals are doubles). */
+typedef void (*gp_scan_run_fn)(const void *in, int64_t count, void *out, int exclusive, int half_out,
+                               const gp_partial *offset, gp_partial *total);
+typedef void (*gp_scan_total_fn)(const void *in, int64_t count, gp_partial *total);
+/* Scans `rows` rows of `width` contiguous columns (rows `stride` elements apart in the input and in
+ * out), carrying each column's running sum in acc (width slots of the kind's type; set first with
+ * `first`). */
+typedef void (*gp_scan_columns_fn)(const void *in, int64_t rows, int64_t stride, void *out, int64_t width, void *acc,
+                                   int first, int exclusive, int half_out);
+
+typedef struct {
+    const char *name; /* "baseline", "avx2", "avx512" */
+    gp_reduce_run_fn reduce_run[GP_NUM_OPS][GP_NUM_ACCS][GP_NUM_DTYPES];
+    gp_reduce_columns_fn reduce_columns[GP_NUM_OPS][GP_NUM_ACCS][GP_NUM_DTYPES];
+    gp_scan_total_fn scan_total[GP_NUM_ACCS][GP_NUM_DTYPES];
+    gp_scan_run_fn scan_run[GP_NUM_ACCS][GP_NUM_DTYPES];
+    gp_scan_columns_fn scan_columns[GP_NUM_ACCS][GP_NUM_DTYPES];
+} gp_cpu_kernels;
+
+/* isa_*.c: fill a table with their instruction set's loops. */
+void gp_cpu_fill_kernels_baseline(gp_cpu_kernels *table);
+#if defined(__x86_64__) || defined(__i386__)
+#define GP_CPU_X86 1
+void gp_cpu_fill_kernels_avx2(gp_cpu_kernels *table);
+void gp_cpu_fill_kernels_avx512(gp_cpu_kernels *table);
+#endif
+
+/* dispatch.c: the table in use, picked on first use: the best the CPU runs, or the one
+ * GPUPRIMS_CPU_ISA names ("baseline", "avx2" or "avx512"; one the CPU lacks falls back). */
+const gp_cpu_kernels *gp_cpu_kernels_get(void);
+/* Switches to the named table (tests); returns 0, or -1 when unknown or unsupported here. */
+int gp_cpu_kernels_select(const char *name);
+
+/* The accumulator kind of a reduction (op, in, out) or of a scan (GP_SUM, in, out). */
+static inline gp_acc_kind gp_acc_kind_of(gp_op op, gp_dtype in, gp_dtype out)
+{
+    if (op == GP_MIN || op == GP_MAX) return GP_ACC_SAME;
+    if (!gp_dtype_is_float(out)) return GP_ACC_WORD;
+    if (op == GP_SUM && (out == GP_FLOAT32 || out == GP_FLOAT16) && (in == GP_FLOAT32 || in == GP_FLOAT16))
+        return GP_ACC_F32;
+    return GP_ACC_F64;
+}
+
+#endif

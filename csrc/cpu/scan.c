@@ -1,0 +1,193 @@
+/* The CPU backend's prefix sums (gp_scan_args): the driver around the typed loops of kernels.h.
+ *
+ * Along a contiguous axis (inner == 1) each row is cut into pieces of GP_CPU_PIECE elements.  A
+ * piece's outputs are its in-register scan plus an offset, the sum of the pieces before it, which
+ * is the running sum of the pieces' totals (each total computed by one loop, in double for
+ * floats): one thread scans the pieces in turn, carrying the offset; several threads first compute
+ * the totals of their pieces, then (after the offsets are summed in piece order) scan them.  Both
+ * give the same bits.  Along another axis each column carries its running sum from row to row,
+ * column tiles being the threads' unit. */
+#include <stdlib.h>
+
+#include "cpu/cpu_backend.h"
+#include "cpu/kernels.h"
+#include "cpu/parallel.h"
+
+enum { MAX_TILE = 1024 }; /* the widest column tile: its running sums live on the stack */
+
+typedef struct {
+    const gp_scan_args *desc;
+    const char *in;
+    char *out;
+    gp_acc_kind acc;
+    int half_out;
+    gp_scan_run_fn run;
+    gp_scan_total_fn total;
+    gp_scan_columns_fn columns;
+    int64_t in_size, out_size;
+    int64_t pieces;       /* per row (inner == 1) */
+    gp_partial *offsets;  /* per piece, when threads share a row's pieces: totals, then offsets */
+    int64_t tile, tiles;  /* column tiles (inner > 1) */
+    int64_t tasks;
+    int parts;
+} scan_job;
+
+/* The offset of a row's first piece: nothing (+0 for an exclusive scan's first 0, -0.0 for an
+ * inclusive one, so that the first output is the first element). */
+static gp_partial first_offset(const scan_job *job)
+{
+    return (gp_partial){job->desc->exclusive ? 0.0 : -0.0, 0, 0};
+}
+
+static void add_total(const scan_job *job, gp_partial *offset, const gp_partial *total)
+{
+    if (job->acc == GP_ACC_WORD) offset->u += total->u;
+    else offset->f += total->f;
+}
+
+/* ---- rows: inner == 1 ----------------------------------------------------------------------------- */
+
+static int64_t piece_count(const scan_job *job, int64_t piece)
+{
+    const int64_t left = job->desc->n - piece * GP_CPU_PIECE;
+    return left < GP_CPU_PIECE ? left : GP_CPU_PIECE;
+}
+
+static const char *piece_in(const scan_job *job, int64_t row, int64_t piece)
+{
+    return job->in + (row * job->desc->n + piece * GP_CPU_PIECE) * job->in_size;
+}
+
+static char *piece_out(const scan_job *job, int64_t row, int64_t piece)
+{
+    return job->out + (row * job->desc->n + piece * GP_CPU_PIECE) * job->out_size;
+}
+
+static void scan_row(const scan_job *job, int64_t row)
+{
+    gp_partial offset = first_offset(job), total;
+    for (int64_t piece = 0; piece < job->pieces; ++piece) {
+        job->run(piece_in(job, row, piece), piece_count(job, piece), piece_out(job, row, piece),
+                 job->desc->exclusive, job->half_out, &offset, &total);
+        add_total(job, &offset, &total);
+    }
+}
+
+static void rows_part(void *ctx, int part)
+{
+    const scan_job *job = ctx;
+    const int64_t last = gp_cpu_part_start(job->tasks, part + 1, job->parts);
+    for (int64_t row = gp_cpu_part_start(job->tasks, part, job->parts); row < last; ++row) scan_row(job, row);
+}
+
+/* Pass 1 of a shared row: each piece's total into offsets[]. */
+static void totals_part(void *ctx, int part)
+{
+    const scan_job *job = ctx;
+    const int64_t last = gp_cpu_part_start(job->tasks, part + 1, job->parts);
+    for (int64_t task = gp_cpu_part_start(job->tasks, part, job->parts); task < last; ++task) {
+        const int64_t row = task / job->pieces, piece = task % job->pieces;
+        job->total(piece_in(job, row, piece), piece_count(job, piece), &job->offsets[task]);
+    }
+}
+
+/* Pass 2: each piece scanned from its offset. */
+static void pieces_part(void *ctx, int part)
+{
+    const scan_job *job = ctx;
+    const int64_t last = gp_cpu_part_start(job->tasks, part + 1, job->parts);
+    for (int64_t task = gp_cpu_part_start(job->tasks, part, job->parts); task < last; ++task) {
+        const int64_t row = task / job->pieces, piece = task % job->pieces;
+        gp_partial ignored;
+        job->run(piece_in(job, row, piece), piece_count(job, piece), piece_out(job, row, piece),
+                 job->desc->exclusive, job->half_out, &job->offsets[task], &ignored);
+    }
+}
+
+static void scan_rows(scan_job *job)
+{
+    const gp_scan_args *d = job->desc;
+    job->pieces = (d->n + GP_CPU_PIECE - 1) / GP_CPU_PIECE;
+    const double bytes = (double)d->outer * (double)d->n * (double)(job->in_size + job->out_size);
+    job->parts = gp_cpu_parts(bytes, d->outer * job->pieces);
+    job->offsets = NULL;
+    if (job->parts > 1 && job->pieces > 1) {
+        job->offsets = malloc((size_t)(d->outer * job->pieces) * sizeof *job->offsets);
+        if (job->offsets == NULL) job->parts = 1; /* one thread needs no memory */
+    }
+    if (job->offsets == NULL) {
+        job->tasks = d->outer;
+        job->parts = job->parts < d->outer ? job->parts : (int)d->outer;
+        if (job->parts > 1) gp_pool_run(job->parts, rows_part, job);
+        else
+            for (int64_t row = 0; row < d->outer; ++row) scan_row(job, row);
+        return;
+    }
+    job->tasks = d->outer * job->pieces;
+    gp_pool_run(job->parts, totals_part, job);
+    for (int64_t row = 0; row < d->outer; ++row) { /* the totals become offsets, in piece order */
+        gp_partial offset = first_offset(job);
+        for (int64_t piece = 0; piece < job->pieces; ++piece) {
+            gp_partial *slot = &job->offsets[row * job->pieces + piece];
+            const gp_partial total = *slot;
+            *slot = offset;
+            add_total(job, &offset, &total);
+        }
+    }
+    gp_pool_run(job->parts, pieces_part, job);
+    free(job->offsets);
+}
+
+/* ---- columns: inner > 1 --------------------------------------------------------------------------- */
+
+static void scan_tile(const scan_job *job, int64_t task)
+{
+    const gp_scan_args *d = job->desc;
+    const int64_t outer = task / job->tiles, first = task % job->tiles * job->tile;
+    const int64_t width = d->inner - first < job->tile ? d->inner - first : job->tile;
+    const int64_t at = outer * d->n * d->inner + first;
+    uint64_t acc[MAX_TILE]; /* running sums: uint64_t, double or float */
+    job->columns(job->in + at * job->in_size, d->n, d->inner, job->out + at * job->out_size, width, acc, 1,
+                 d->exclusive, job->half_out);
+}
+
+static void tiles_part(void *ctx, int part)
+{
+    const scan_job *job = ctx;
+    const int64_t last = gp_cpu_part_start(job->tasks, part + 1, job->parts);
+    for (int64_t task = gp_cpu_part_start(job->tasks, part, job->parts); task < last; ++task) scan_tile(job, task);
+}
+
+static void scan_columns(scan_job *job)
+{
+    const gp_scan_args *d = job->desc;
+    const double bytes = (double)d->outer * (double)d->n * (double)d->inner * (double)(job->in_size + job->out_size);
+    const int threads = gp_cpu_parts(bytes, INT64_MAX);
+    job->tile = MAX_TILE; /* narrower tiles for more threads: a column's sums do not change */
+    while (job->tile > 64 && d->outer * ((d->inner + job->tile - 1) / job->tile) < 2 * threads) job->tile /= 2;
+    job->tiles = (d->inner + job->tile - 1) / job->tile;
+    job->tasks = d->outer * job->tiles;
+    job->parts = gp_cpu_parts(bytes, job->tasks);
+    if (job->parts > 1) gp_pool_run(job->parts, tiles_part, job);
+    else
+        for (int64_t task = 0; task < job->tasks; ++task) scan_tile(job, task);
+}
+
+int gp_cpu_scan(const gp_call *call, gp_error *err)
+{
+    const gp_scan_args *d = &call->scan;
+    const gp_cpu_kernels *kernels = gp_cpu_kernels_get();
+    scan_job job = {.desc = d, .in = call->in, .out = call->out};
+    job.acc = gp_acc_kind_of(GP_SUM, d->in_dtype, d->out_dtype);
+    job.half_out = d->out_dtype == GP_FLOAT16;
+    job.run = kernels->scan_run[job.acc][d->in_dtype];
+    job.total = kernels->scan_total[job.acc][d->in_dtype];
+    job.columns = kernels->scan_columns[job.acc][d->in_dtype];
+    job.in_size = gp_dtype_size(d->in_dtype);
+    job.out_size = gp_dtype_size(d->out_dtype);
+    if (job.run == NULL || job.total == NULL || job.columns == NULL)
+        return gp_fail(err, GP_ERR_INVALID, "scan: no CPU loop for this dtype pair");
+    if (d->inner == 1) scan_rows(&job);
+    else scan_columns(&job);
+    return 0;
+}

@@ -1,0 +1,194 @@
+"""The CPU backend against issue 14's targets: time over NumPy's (SciPy's for convolve2d).
+
+A plain script, not a test (pytest does not collect it: no ``test_`` prefix)::
+
+    python tests/perf/cpu_targets.py                # every row, all cores
+    python tests/perf/cpu_targets.py --quick        # fewer sizes and dtypes
+    GPUPRIMS_NUM_THREADS=1 python tests/perf/cpu_targets.py --only reduce
+
+Every time is the best of several samples in this one process; a sample is a loop of calls long
+enough to be timed well (at least ~20 ms, or 3 calls).  ``gp/np`` is gpuprims' time
+(``device="cpu"``, the public function, Python included) over NumPy's for the same call; the
+target column is the issue's bound for the row.  ``gp/memcpy`` is gpuprims' time over a plain copy
+of the input's bytes (``numpy.copyto``, one thread) in the same run: near or below 1 a row is bound by
+memory bandwidth (a reduction reads the bytes once, a copy reads and writes them), well above 1 by
+instructions.  The last lines say the threads and the dispatch the backend used.
+"""
+import argparse
+import os
+import sys
+import time
+
+import numpy as np
+
+import gpuprims
+
+DTYPES = ("float32", "int32", "float64")
+REDUCTIONS = ("sum", "prod", "min", "max", "mean")
+
+
+def best_time(function, min_sample_s=0.02, samples=7):
+    """Seconds of one call: the best of `samples` samples of a loop of calls."""
+    function()
+    start = time.perf_counter()
+    function()
+    once = time.perf_counter() - start
+    loops = max(1, int(min_sample_s / max(once, 1e-7)))
+    best = float("inf")
+    for _ in range(samples):
+        start = time.perf_counter()
+        for _ in range(loops):
+            function()
+        best = min(best, (time.perf_counter() - start) / loops)
+    return best
+
+
+def data(rng, dtype, shape):
+    dtype = np.dtype(dtype)
+    if dtype.kind == "f":
+        return rng.standard_normal(shape).astype(dtype)
+    return rng.integers(-1000, 1000, size=shape).astype(dtype)
+
+
+class Table:
+    def __init__(self):
+        print(f"{'case':44s} {'size':>9s} {'gp ms':>9s} {'np ms':>9s} {'gp/np':>7s} {'target':>7s} "
+              f"{'gp/memcpy':>9s}")
+
+    def row(self, case, size, gp_s, np_s, target, copy_s):
+        ratio = gp_s / np_s
+        mark = "" if target is None else ("  ok" if ratio <= target else "  MISS")
+        target_text = "-" if target is None else f"{target:.2f}"
+        print(f"{case:44s} {size:>9s} {gp_s * 1e3:9.4f} {np_s * 1e3:9.4f} {ratio:7.2f} {target_text:>7s} "
+              f"{gp_s / copy_s:9.2f}{mark}", flush=True)
+
+
+def size_label(shape):
+    n = int(np.prod(shape))
+    exponent = n.bit_length() - 1
+    return f"2^{exponent}" if n == 1 << exponent else str(n)
+
+
+def memcpy_time(a):
+    dst = np.empty_like(a)
+    return best_time(lambda: np.copyto(dst, a))
+
+
+def reduce_target(n, threads):
+    if n <= 1 << 10:
+        return 1.5
+    if n >= 1 << 22 and threads >= 16:
+        return 0.6
+    return 1.0
+
+
+def scan_target(threads):
+    return 0.15 if threads >= 16 else 0.5
+
+
+def run_reductions(table, rng, dtypes, exponents, threads):
+    for dtype in dtypes:
+        for exponent in exponents:
+            n = 1 << exponent
+            flat = data(rng, dtype, n)
+            side = 1 << (exponent // 2)
+            square = data(rng, dtype, (side, n // side))
+            copy_flat, copy_square = memcpy_time(flat), memcpy_time(square)
+            for op in REDUCTIONS:
+                cases = [("", flat, None, copy_flat)]
+                if exponent >= 16:
+                    cases += [(f" {square.shape[0]}x{square.shape[1]} axis={axis}", square, axis, copy_square)
+                              for axis in (0, 1)]
+                for label, a, axis, copy_s in cases:
+                    gp_s = best_time(lambda: getattr(gpuprims, op)(a, axis=axis, device="cpu"))
+                    np_s = best_time(lambda: getattr(np, op)(a, axis=axis))
+                    table.row(f"{op} {dtype}{label}", size_label(a.shape), gp_s, np_s,
+                              reduce_target(n, threads), copy_s)
+
+
+def run_scans(table, rng, dtypes, exponents, threads):
+    for dtype in dtypes:
+        for exponent in exponents:
+            n = 1 << exponent
+            flat = data(rng, dtype, n)
+            side = 1 << (exponent // 2)
+            square = data(rng, dtype, (side, n // side))
+            cases = [("", flat, None)] + [(f" {square.shape[0]}x{square.shape[1]} axis={axis}", square, axis)
+                                          for axis in (0, 1)]
+            for label, a, axis in cases:
+                gp_s = best_time(lambda: gpuprims.cumsum(a, axis=axis, device="cpu"))
+                np_s = best_time(lambda: np.cumsum(a, axis=axis))
+                table.row(f"cumsum {dtype}{label}", size_label(a.shape), gp_s, np_s, scan_target(threads),
+                          memcpy_time(a))
+
+
+def run_convolutions(table, rng, dtypes):
+    try:
+        from scipy import signal
+    except ImportError:
+        signal = None
+    for dtype in dtypes:
+        a, v = data(rng, dtype, 1 << 20), data(rng, dtype, 7)
+        gp_s = best_time(lambda: gpuprims.convolve(a, v, "same", device="cpu"))
+        np_s = best_time(lambda: np.convolve(a, v, "same"))
+        table.row(f"convolve {dtype} 7 taps same", "2^20", gp_s, np_s, 0.3, memcpy_time(a))
+        if signal is None:
+            continue
+        image, mask = data(rng, dtype, (1024, 1024)), data(rng, dtype, (5, 5))
+        gp_s = best_time(lambda: gpuprims.convolve2d(image, mask, "same", device="cpu"))
+        sp_s = best_time(lambda: signal.convolve2d(image, mask, "same"), samples=3)
+        table.row(f"convolve2d {dtype} 5x5 same (vs SciPy)", "1024^2", gp_s, sp_s, 0.05, memcpy_time(image))
+
+
+def run_transposes(table, rng, dtypes):
+    for dtype in dtypes:
+        a = data(rng, dtype, (4096, 4096))
+        gp_s = best_time(lambda: gpuprims.transpose(a, device="cpu"))
+        np_s = best_time(lambda: np.ascontiguousarray(a.T))
+        table.row(f"transpose {dtype}", "4096^2", gp_s, np_s, 0.25 if dtype == "float32" else None, memcpy_time(a))
+
+
+def run_small_calls(table, rng, dtypes):
+    for dtype in dtypes:
+        a = data(rng, dtype, 64)
+        for op in ("sum", "max", "cumsum"):
+            gp_s = best_time(lambda: getattr(gpuprims, op)(a, device="cpu"), min_sample_s=0.05, samples=15)
+            np_s = best_time(lambda: getattr(np, op)(a), min_sample_s=0.05, samples=15)
+            table.row(f"{op} {dtype} 64 elements", "64", gp_s, np_s, 1.5, memcpy_time(a))
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="float32 only, sizes 2^10, 2^16, 2^22")
+    parser.add_argument("--only", default="reduce,scan,convolve,transpose,small",
+                        help="comma list of reduce, scan, convolve, transpose, small")
+    parser.add_argument("--dtypes", default=",".join(DTYPES))
+    parser.add_argument("--sizes", default=None, help="comma list of power-of-two exponents")
+    args = parser.parse_args(argv)
+    dtypes = args.dtypes.split(",")
+    exponents = [10, 16, 20, 22, 24]
+    if args.quick:
+        dtypes, exponents = ["float32"], [10, 16, 22]
+    if args.sizes:
+        exponents = [int(x) for x in args.sizes.split(",")]
+    only = set(args.only.split(","))
+    threads = gpuprims.get_num_threads() if hasattr(gpuprims, "get_num_threads") else 1
+    rng = np.random.default_rng(14)
+    table = Table()
+    if "reduce" in only:
+        run_reductions(table, rng, dtypes, exponents, threads)
+    if "scan" in only:
+        run_scans(table, rng, dtypes, [e for e in exponents if e >= 16], threads)
+    if "convolve" in only:
+        run_convolutions(table, rng, dtypes)
+    if "transpose" in only:
+        run_transposes(table, rng, dtypes)
+    if "small" in only:
+        run_small_calls(table, rng, dtypes)
+    info = gpuprims._core.cpu_info() if hasattr(gpuprims._core, "cpu_info") else {}
+    print(f"\nthreads {threads}, cores usable {len(os.sched_getaffinity(0))}, cpu backend {info}, "
+          f"numpy {np.__version__}, python {sys.version.split()[0]}")
+
+
+if __name__ == "__main__":
+    main()
