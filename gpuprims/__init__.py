@@ -10,6 +10,12 @@ Every function takes ``device=None | "cpu" | "cuda" | "cuda:N"``.  None means th
 variable ``GPUPRIMS_DEVICE`` when it is set, else the fastest: a call on host data runs where it
 finishes first (the C CPU backend or GPU 0, as gpuprims' cost model says; ``gpuprims.explain``
 shows the choice), a call on device-resident data on its GPU.
+
+The CPU backend uses ``gpuprims.get_num_threads()`` threads for large calls (default: the cores
+this process may run on; ``GPUPRIMS_NUM_THREADS`` or ``gpuprims.set_num_threads`` change it), with
+results that do not depend on the count.  It picks its vector loops (AVX-512, AVX2 or the
+baseline) by what the CPU supports; ``GPUPRIMS_CPU_ISA=baseline`` (or ``avx2``), read at the first
+CPU call, forces a lower choice.
 """
 from ._reductions import max, mean, min, prod, sum
 from ._scans import cumsum, prefix_sum
@@ -19,6 +25,7 @@ from ._convolve import convolve, convolve2d, correlate, correlate2d
 from ._device import DeviceUnavailableError, cuda_available, device_info
 from ._device_array import DeviceArray, empty_cache, memory_info, synchronize, to_device
 from ._pinned import empty_pinned, is_pinned, pinned_copy, pinned_like
+from ._threads import get_num_threads, set_num_threads
 from . import _core
 
 __version__ = "0.1.0"
@@ -51,6 +58,7 @@ __all__ = [
     "empty_cache",
     "empty_pinned",
     "explain",
+    "get_num_threads",
     "is_pinned",
     "max",
     "mean",
@@ -60,6 +68,7 @@ __all__ = [
     "pinned_like",
     "prefix_sum",
     "prod",
+    "set_num_threads",
     "sum",
     "synchronize",
     "to_device",

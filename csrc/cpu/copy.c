@@ -2,17 +2,23 @@
  *
  * After gp_copy_simplify(), the copy is a loop over "outer" dimensions around either
  *   - a row copy along the last dimension (when it is the best one to read along), or
- *   - a 2-D transpose between the last dimension and gp_copy_tile_axis(), walked in square tiles
- *     small enough that the tile's source and destination cache lines stay in L1 while it is
- *     copied (a naive column walk misses the cache on every element). */
+ *   - a 2-D transpose between the last dimension and gp_copy_tile_axis(): the vector tile
+ *     transposes of kernels.h when the source is contiguous along the tile axis, else a walk in
+ *     square tiles small enough that the tile's source and destination lines stay in L1.
+ * The threads take strips of planes (64 tile-axis elements) or of rows: every element is copied
+ * once, so the cut changes nothing. */
 #include <string.h>
 
 #include "contract/copy_layout.h"
 #include "cpu/cpu_backend.h"
+#include "cpu/kernels.h"
+#include "cpu/parallel.h"
 
-/* Tile edge in elements: 32 x 32 was the fastest of 16 to 128 for 1- to 8-byte elements (8192^2 on
- * an x86-64 host: 75-107 ms against 115-130 ms for 64 x 64). */
+/* Tile edge in elements of the strided walk: 32 x 32 was the fastest of 16 to 128 for 1- to 8-byte
+ * elements (8192^2 on an x86-64 host). */
 enum { CPU_TILE_EDGE = 32 };
+enum { STRIP = 64 };          /* tile-axis elements per task of a transpose (the kernels' macro tile) */
+enum { ROW_CHUNK = 16384 };   /* elements per task of a row copy */
 
 /* Typed loops for each element size.  rows: out[i] = in[i * step].  tiles: the plane
  * out[p * dst_p + q] = in[p * src_p + q * src_q], p < extent_p, q < extent_q, tile by tile. */
@@ -40,81 +46,116 @@ GP_COPY_LOOPS(uint32_t)
 GP_COPY_LOOPS(uint64_t)
 #undef GP_COPY_LOOPS
 
-/* Odometer over the dimensions outside the row or plane, tracking both offsets (in elements). */
 typedef struct {
-    int ndim;
-    int64_t shape[GP_MAX_DIMS], src[GP_MAX_DIMS], dst[GP_MAX_DIMS], index[GP_MAX_DIMS];
-    int64_t src_offset, dst_offset;
-} outer_walk;
+    gp_copy_args copy; /* simplified */
+    const char *in;
+    char *out;
+    int tile_axis;
+    int64_t dst_strides[GP_MAX_DIMS];
+    int outer_ndim;                 /* the dimensions outside the row or plane */
+    int64_t outer_shape[GP_MAX_DIMS], outer_src[GP_MAX_DIMS], outer_dst[GP_MAX_DIMS];
+    int64_t pieces;                 /* rows or planes */
+    int64_t strips;                 /* tasks per piece */
+    int64_t tasks;
+    int parts;
+    gp_transpose_fn transpose;      /* the vector tile transpose, when the source suits it */
+} copy_job;
 
-static int outer_next(outer_walk *walk)
+/* The element offsets of piece `piece` (the odometer over the outer dimensions, read at once). */
+static void piece_offsets(const copy_job *job, int64_t piece, int64_t *src, int64_t *dst)
 {
-    for (int d = walk->ndim - 1; d >= 0; --d) {
-        walk->src_offset += walk->src[d];
-        walk->dst_offset += walk->dst[d];
-        if (++walk->index[d] < walk->shape[d]) return 1;
-        walk->src_offset -= walk->shape[d] * walk->src[d];
-        walk->dst_offset -= walk->shape[d] * walk->dst[d];
-        walk->index[d] = 0;
+    *src = *dst = 0;
+    for (int d = job->outer_ndim - 1; d >= 0; --d) {
+        const int64_t index = piece % job->outer_shape[d];
+        piece /= job->outer_shape[d];
+        *src += index * job->outer_src[d];
+        *dst += index * job->outer_dst[d];
     }
-    return 0;
 }
 
-/* One row or plane of the copy at the given element offsets. */
-static void copy_piece(const gp_copy_args *copy, const void *source, void *target, int tile_axis,
-                       const int64_t *dst_strides, int64_t src_offset, int64_t dst_offset)
+/* Task t: strip t % strips of piece t / strips. */
+static void copy_task(const copy_job *job, int64_t task)
 {
-    const int last = copy->ndim - 1;
-    const int64_t size = copy->elem_size;
-    const void *in = (const char *)source + src_offset * size;
-    void *out = (char *)target + dst_offset * size;
+    const gp_copy_args *c = &job->copy;
+    const int last = c->ndim - 1;
+    const int64_t size = c->elem_size, piece = task / job->strips, strip = task % job->strips;
+    int64_t src, dst;
+    piece_offsets(job, piece, &src, &dst);
+    if (job->tile_axis < 0) { /* a row: elements [first, first + count) of it */
+        const int64_t first = strip * ROW_CHUNK, left = c->shape[last] - first;
+        const int64_t count = left < ROW_CHUNK ? left : ROW_CHUNK;
+        const void *in = job->in + (src + first * c->strides[last]) * size;
+        void *out = job->out + (dst + first) * size;
+        switch (size) {
+        case 1: copy_row_uint8_t(in, out, count, c->strides[last]); break;
+        case 2: copy_row_uint16_t(in, out, count, c->strides[last]); break;
+        case 4: copy_row_uint32_t(in, out, count, c->strides[last]); break;
+        default: copy_row_uint64_t(in, out, count, c->strides[last]); break;
+        }
+        return;
+    }
+    /* a plane: tile-axis elements [first, first + count) of it */
+    const int axis = job->tile_axis;
+    const int64_t first = strip * STRIP, left = c->shape[axis] - first;
+    const int64_t count = left < STRIP ? left : STRIP;
+    const int64_t src_p = c->strides[axis], src_q = c->strides[last], dst_p = job->dst_strides[axis];
+    const void *in = job->in + (src + first * src_p) * size;
+    void *out = job->out + (dst + first * dst_p) * size;
+    if (job->transpose != NULL) {
+        job->transpose(in, out, count, c->shape[last], src_q, dst_p);
+        return;
+    }
     switch (size) {
-#define GP_COPY_CASE(SIZE, TYPE)                                                                   \
-    case SIZE:                                                                                     \
-        if (tile_axis < 0)                                                                         \
-            copy_row_##TYPE(in, out, copy->shape[last], copy->strides[last]);                      \
-        else                                                                                       \
-            transpose_plane_##TYPE(in, out, copy->shape[tile_axis], copy->shape[last],             \
-                                   copy->strides[tile_axis], copy->strides[last],                  \
-                                   dst_strides[tile_axis]);                                        \
-        break;
-        GP_COPY_CASE(1, uint8_t)
-        GP_COPY_CASE(2, uint16_t)
-        GP_COPY_CASE(4, uint32_t)
-        GP_COPY_CASE(8, uint64_t)
-#undef GP_COPY_CASE
-    default: break;
+    case 1: transpose_plane_uint8_t(in, out, count, c->shape[last], src_p, src_q, dst_p); break;
+    case 2: transpose_plane_uint16_t(in, out, count, c->shape[last], src_p, src_q, dst_p); break;
+    case 4: transpose_plane_uint32_t(in, out, count, c->shape[last], src_p, src_q, dst_p); break;
+    default: transpose_plane_uint64_t(in, out, count, c->shape[last], src_p, src_q, dst_p); break;
     }
 }
+
+static void copy_range(void *ctx, int64_t first, int64_t last)
+{
+    for (int64_t task = first; task < last; ++task) copy_task(ctx, task);
+}
+
+/* The transpose table's index of an element size (1, 2, 4 or 8). */
+static int size_index(int64_t size) { return size == 1 ? 0 : size == 2 ? 1 : size == 4 ? 2 : 3; }
 
 int gp_cpu_copy(const gp_call *call, gp_error *err)
 {
     if (call->copy.elem_size != 1 && call->copy.elem_size != 2 && call->copy.elem_size != 4 && call->copy.elem_size != 8)
         return gp_fail(err, GP_ERR_INVALID, "strided copy: element size must be 1, 2, 4 or 8 bytes");
-    gp_copy_args copy = call->copy;
-    gp_copy_simplify(&copy, call->in, call->out);
-    const int64_t count = gp_copy_count(&copy);
+    copy_job job = {.copy = call->copy, .in = call->in, .out = call->out};
+    gp_copy_args *c = &job.copy;
+    gp_copy_simplify(c, call->in, call->out);
+    const int64_t count = gp_copy_count(c);
     if (count == 0) return 0;
-    const int last = copy.ndim - 1;
-    if (last < 0 || (last == 0 && copy.strides[0] == 1)) { /* the layout is kept: one run */
-        memcpy(call->out, call->in, (size_t)(count * copy.elem_size));
+    const int last = c->ndim - 1;
+    if (last < 0 || (last == 0 && c->strides[0] == 1)) { /* the layout is kept: one run */
+        memcpy(call->out, call->in, (size_t)(count * c->elem_size));
         return 0;
     }
-    int64_t dst_strides[GP_MAX_DIMS];
-    dst_strides[last] = 1;
-    for (int d = last - 1; d >= 0; --d) dst_strides[d] = dst_strides[d + 1] * copy.shape[d + 1];
-
-    const int tile_axis = gp_copy_tile_axis(&copy);
-    outer_walk walk = {0};
+    job.dst_strides[last] = 1;
+    for (int d = last - 1; d >= 0; --d) job.dst_strides[d] = job.dst_strides[d + 1] * c->shape[d + 1];
+    job.tile_axis = gp_copy_tile_axis(c);
     for (int d = 0; d < last; ++d) {
-        if (d == tile_axis) continue;
-        walk.shape[walk.ndim] = copy.shape[d];
-        walk.src[walk.ndim] = copy.strides[d];
-        walk.dst[walk.ndim] = dst_strides[d];
-        ++walk.ndim;
+        if (d == job.tile_axis) continue;
+        job.outer_shape[job.outer_ndim] = c->shape[d];
+        job.outer_src[job.outer_ndim] = c->strides[d];
+        job.outer_dst[job.outer_ndim] = job.dst_strides[d];
+        ++job.outer_ndim;
     }
-    do {
-        copy_piece(&copy, call->in, call->out, tile_axis, dst_strides, walk.src_offset, walk.dst_offset);
-    } while (outer_next(&walk));
+    job.pieces = 1;
+    for (int d = 0; d < job.outer_ndim; ++d) job.pieces *= job.outer_shape[d];
+    if (job.tile_axis < 0) {
+        job.strips = (c->shape[last] + ROW_CHUNK - 1) / ROW_CHUNK;
+    } else {
+        job.strips = (c->shape[job.tile_axis] + STRIP - 1) / STRIP;
+        if (c->strides[job.tile_axis] == 1) job.transpose = gp_cpu_kernels_get()->transpose[size_index(c->elem_size)];
+    }
+    job.tasks = job.pieces * job.strips;
+    job.parts = gp_cpu_parts((double)count * (double)c->elem_size, job.tasks);
+    gp_pool_for(job.parts, job.tasks, gp_cpu_grain((double)count * (double)c->elem_size / (double)job.tasks), copy_range,
+                &job);
     return 0;
 }

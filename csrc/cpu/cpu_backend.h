@@ -1,13 +1,15 @@
-/* The CPU backend: plain C, with the CUDA backend's results.  One entry per primitive, each running
- * a planned call (csrc/planner/) whose in and out are host addresses. */
+/* The CPU backend: C with the compiler's vector extensions, with the CUDA backend's results.  One
+ * entry per primitive, each running a planned call (csrc/planner/) whose in and out are host
+ * addresses: the drivers (reduce.c, scan.c, correlate.c, copy.c) cut the call into pieces for the
+ * host thread pool and run the typed loops of kernels.h on them. */
 #ifndef GP_CPU_BACKEND_H
 #define GP_CPU_BACKEND_H
 
 #include "contract/gp_call.h"
 #include "contract/gp_error.h"
 
-int gp_cpu_reduce(const gp_call *call, gp_error *err);    /* accumulate.c */
-int gp_cpu_scan(const gp_call *call, gp_error *err);      /* accumulate.c */
+int gp_cpu_reduce(const gp_call *call, gp_error *err);    /* reduce.c */
+int gp_cpu_scan(const gp_call *call, gp_error *err);      /* scan.c */
 int gp_cpu_correlate(const gp_call *call, gp_error *err); /* correlate.c */
 int gp_cpu_copy(const gp_call *call, gp_error *err);      /* copy.c: C-contiguous copy of a strided view */
 
@@ -16,5 +18,8 @@ int gp_cpu_copy(const gp_call *call, gp_error *err);      /* copy.c: C-contiguou
  * back: NumPy's wrap-around).  float16 is rounded correctly to nearest even from double. */
 void gp_cpu_load(gp_dtype t, const void *src, int64_t count, double *f, uint64_t *u);
 void gp_cpu_store(gp_dtype t, const double *f, const uint64_t *u, int64_t count, void *dst);
+/* float16 to float (exact) and back (rounded to nearest even). */
+void gp_cpu_half_to_float(const gp_half *src, int64_t count, float *dst);
+void gp_cpu_half_from_float(const float *src, int64_t count, gp_half *dst);
 
 #endif

@@ -78,3 +78,13 @@ void gp_cpu_store(gp_dtype t, const double *f, const uint64_t *u, int64_t count,
     default: break;
     }
 }
+
+void gp_cpu_half_to_float(const gp_half *src, int64_t count, float *dst)
+{
+    for (int64_t k = 0; k < count; ++k) dst[k] = (float)half_to_double(src[k]); /* exact */
+}
+
+void gp_cpu_half_from_float(const float *src, int64_t count, gp_half *dst)
+{
+    for (int64_t k = 0; k < count; ++k) dst[k] = half_from_double(src[k]); /* float -> double is exact */
+}

@@ -54,6 +54,18 @@ typedef void (*gp_scan_total_fn)(const void *in, int64_t count, gp_partial *tota
 typedef void (*gp_scan_columns_fn)(const void *in, int64_t rows, int64_t stride, void *out, int64_t width, void *acc,
                                    int first, int exclusive, int half_out);
 
+/* Correlation of `width` outputs: out[j] = the sum over p < mask_rows, q < mask_cols of
+ * mask[p * mask_cols + q] * rows[p][j + q] (bool: the OR of ANDs), accumulated in that order from 0.
+ * Elements are the dtype's (float16: float32, which the driver converts), integers wrap in their
+ * width. */
+typedef void (*gp_correlate_rows_fn)(void *out, int64_t width, const void *const *rows, const void *mask,
+                                     int64_t mask_rows, int64_t mask_cols);
+
+/* The transpose out[p * dst_p + q] = in[p + q * src_q] for p < extent_p, q < extent_q (strides in
+ * elements; the source contiguous along p, the destination along q). */
+typedef void (*gp_transpose_fn)(const void *in, void *out, int64_t extent_p, int64_t extent_q, int64_t src_q,
+                                int64_t dst_p);
+
 typedef struct {
     const char *name; /* "baseline", "avx2", "avx512" */
     gp_reduce_run_fn reduce_run[GP_NUM_OPS][GP_NUM_ACCS][GP_NUM_DTYPES];
@@ -61,6 +73,8 @@ typedef struct {
     gp_scan_total_fn scan_total[GP_NUM_ACCS][GP_NUM_DTYPES];
     gp_scan_run_fn scan_run[GP_NUM_ACCS][GP_NUM_DTYPES];
     gp_scan_columns_fn scan_columns[GP_NUM_ACCS][GP_NUM_DTYPES];
+    gp_correlate_rows_fn correlate[GP_NUM_DTYPES];
+    gp_transpose_fn transpose[4]; /* for elements of 1, 2, 4 and 8 bytes */
 } gp_cpu_kernels;
 
 /* isa_*.c: fill a table with their instruction set's loops. */

@@ -23,10 +23,12 @@ static inline int gp_cpu_parts(double bytes, int64_t tasks)
     return parts < 1 ? 1 : parts;
 }
 
-/* The first task of part `part` of `parts` over `tasks` tasks (part == parts: the end). */
-static inline int64_t gp_cpu_part_start(int64_t tasks, int part, int parts)
+/* Tasks per grain of gp_pool_for for tasks moving `task_bytes` each: about GP_CPU_PART_BYTES / 2
+ * a grain, so that claiming grains costs little against the work. */
+static inline int64_t gp_cpu_grain(double task_bytes)
 {
-    return tasks * part / parts; /* tasks < 2^48 and parts <= 256: no overflow */
+    const double grain = (GP_CPU_PART_BYTES / 2) / (task_bytes > 1.0 ? task_bytes : 1.0);
+    return grain < 1.0 ? 1 : (int64_t)grain;
 }
 
 #endif

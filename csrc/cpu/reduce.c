@@ -144,12 +144,10 @@ static void reduce_row(const reduce_job *job, int64_t row)
     store_result(job, row, &p);
 }
 
-/* Part of a parallel row reduction: whole rows, or (with partials) pieces. */
-static void rows_part(void *ctx, int part)
+/* Tasks of a parallel row reduction: whole rows, or (with partials) pieces. */
+static void rows_range(void *ctx, int64_t first, int64_t last)
 {
     const reduce_job *job = ctx;
-    const int64_t first = gp_cpu_part_start(job->tasks, part, job->parts);
-    const int64_t last = gp_cpu_part_start(job->tasks, part + 1, job->parts);
     for (int64_t task = first; task < last; ++task) {
         if (job->partials == NULL) {
             reduce_row(job, task);
@@ -178,7 +176,8 @@ static int reduce_rows(reduce_job *job)
         for (int64_t row = 0; row < d->outer; ++row) reduce_row(job, row);
         return 0;
     }
-    gp_pool_run(job->parts, rows_part, job);
+    const double task_bytes = (double)(job->partials ? (d->n < GP_CPU_PIECE ? d->n : GP_CPU_PIECE) : d->n) * job->in_size;
+    gp_pool_for(job->parts, job->tasks, gp_cpu_grain(task_bytes), rows_range, job);
     if (job->partials != NULL) {
         for (int64_t row = 0; row < d->outer; ++row) {
             combiner c;
@@ -209,11 +208,9 @@ static void reduce_tile(const reduce_job *job, int64_t task)
         memcpy(dst, acc, (size_t)(width * job->out_size));
 }
 
-static void tiles_part(void *ctx, int part)
+static void tiles_range(void *ctx, int64_t first, int64_t last)
 {
-    const reduce_job *job = ctx;
-    const int64_t last = gp_cpu_part_start(job->tasks, part + 1, job->parts);
-    for (int64_t task = gp_cpu_part_start(job->tasks, part, job->parts); task < last; ++task) reduce_tile(job, task);
+    for (int64_t task = first; task < last; ++task) reduce_tile(ctx, task);
 }
 
 static int reduce_columns(reduce_job *job)
@@ -232,7 +229,8 @@ static int reduce_columns(reduce_job *job)
         for (int64_t task = 0; task < job->tasks; ++task) reduce_tile(job, task);
         return 0;
     }
-    gp_pool_run(job->parts, tiles_part, job);
+    gp_pool_for(job->parts, job->tasks, gp_cpu_grain((double)d->n * (double)job->tile * (double)job->in_size),
+                tiles_range, job);
     return 0;
 }
 

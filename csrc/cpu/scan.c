@@ -73,30 +73,26 @@ static void scan_row(const scan_job *job, int64_t row)
     }
 }
 
-static void rows_part(void *ctx, int part)
+static void rows_range(void *ctx, int64_t first, int64_t last)
 {
-    const scan_job *job = ctx;
-    const int64_t last = gp_cpu_part_start(job->tasks, part + 1, job->parts);
-    for (int64_t row = gp_cpu_part_start(job->tasks, part, job->parts); row < last; ++row) scan_row(job, row);
+    for (int64_t row = first; row < last; ++row) scan_row(ctx, row);
 }
 
 /* Pass 1 of a shared row: each piece's total into offsets[]. */
-static void totals_part(void *ctx, int part)
+static void totals_range(void *ctx, int64_t first, int64_t last)
 {
     const scan_job *job = ctx;
-    const int64_t last = gp_cpu_part_start(job->tasks, part + 1, job->parts);
-    for (int64_t task = gp_cpu_part_start(job->tasks, part, job->parts); task < last; ++task) {
+    for (int64_t task = first; task < last; ++task) {
         const int64_t row = task / job->pieces, piece = task % job->pieces;
         job->total(piece_in(job, row, piece), piece_count(job, piece), &job->offsets[task]);
     }
 }
 
 /* Pass 2: each piece scanned from its offset. */
-static void pieces_part(void *ctx, int part)
+static void pieces_range(void *ctx, int64_t first, int64_t last)
 {
     const scan_job *job = ctx;
-    const int64_t last = gp_cpu_part_start(job->tasks, part + 1, job->parts);
-    for (int64_t task = gp_cpu_part_start(job->tasks, part, job->parts); task < last; ++task) {
+    for (int64_t task = first; task < last; ++task) {
         const int64_t row = task / job->pieces, piece = task % job->pieces;
         gp_partial ignored;
         job->run(piece_in(job, row, piece), piece_count(job, piece), piece_out(job, row, piece),
@@ -117,14 +113,15 @@ static void scan_rows(scan_job *job)
     }
     if (job->offsets == NULL) {
         job->tasks = d->outer;
-        job->parts = job->parts < d->outer ? job->parts : (int)d->outer;
-        if (job->parts > 1) gp_pool_run(job->parts, rows_part, job);
+        const double row_bytes = (double)d->n * (double)(job->in_size + job->out_size);
+        if (job->parts > 1) gp_pool_for(job->parts, job->tasks, gp_cpu_grain(row_bytes), rows_range, job);
         else
             for (int64_t row = 0; row < d->outer; ++row) scan_row(job, row);
         return;
     }
     job->tasks = d->outer * job->pieces;
-    gp_pool_run(job->parts, totals_part, job);
+    const int64_t grain = gp_cpu_grain((double)GP_CPU_PIECE * (double)(job->in_size + job->out_size));
+    gp_pool_for(job->parts, job->tasks, grain, totals_range, job);
     for (int64_t row = 0; row < d->outer; ++row) { /* the totals become offsets, in piece order */
         gp_partial offset = first_offset(job);
         for (int64_t piece = 0; piece < job->pieces; ++piece) {
@@ -134,7 +131,7 @@ static void scan_rows(scan_job *job)
             add_total(job, &offset, &total);
         }
     }
-    gp_pool_run(job->parts, pieces_part, job);
+    gp_pool_for(job->parts, job->tasks, grain, pieces_range, job);
     free(job->offsets);
 }
 
@@ -151,11 +148,9 @@ static void scan_tile(const scan_job *job, int64_t task)
                  d->exclusive, job->half_out);
 }
 
-static void tiles_part(void *ctx, int part)
+static void tiles_range(void *ctx, int64_t first, int64_t last)
 {
-    const scan_job *job = ctx;
-    const int64_t last = gp_cpu_part_start(job->tasks, part + 1, job->parts);
-    for (int64_t task = gp_cpu_part_start(job->tasks, part, job->parts); task < last; ++task) scan_tile(job, task);
+    for (int64_t task = first; task < last; ++task) scan_tile(ctx, task);
 }
 
 static void scan_columns(scan_job *job)
@@ -168,7 +163,8 @@ static void scan_columns(scan_job *job)
     job->tiles = (d->inner + job->tile - 1) / job->tile;
     job->tasks = d->outer * job->tiles;
     job->parts = gp_cpu_parts(bytes, job->tasks);
-    if (job->parts > 1) gp_pool_run(job->parts, tiles_part, job);
+    const double tile_bytes = (double)d->n * (double)job->tile * (double)(job->in_size + job->out_size);
+    if (job->parts > 1) gp_pool_for(job->parts, job->tasks, gp_cpu_grain(tile_bytes), tiles_range, job);
     else
         for (int64_t task = 0; task < job->tasks; ++task) scan_tile(job, task);
 }

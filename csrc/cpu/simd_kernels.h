@@ -711,6 +711,129 @@ GP_SCAN8(gp_u64x8)
 GP_DTYPES(GP_ALL_SCAN_KERNELS)
 #undef GP_ALL_SCAN_KERNELS
 
+/* ---- correlation --------------------------------------------------------------------------------- */
+
+/* Per dtype, the lanes correlation computes in: floats in their own type (float16 is computed as
+ * float32 by the driver), integers in the unsigned type of their size (wrapping, as NumPy's and
+ * SciPy's integer sums do in the output's width), bool as bytes (the OR of ANDs). */
+#define GP_CORRELATE_KERNELS(NAME, numpy_name, kind, size, host_type, device_type)                \
+    typedef __typeof__(_Generic((host_type){0}, float: (float)0, double: (double)0,                \
+                                default: (gp_bits_##NAME)0)) corr_lane_##NAME;                     \
+    typedef corr_lane_##NAME corr_vec_##NAME __attribute__((vector_size(GP_VEC_BYTES)));           \
+    GP_INLINE corr_vec_##NAME corr_load_##NAME(const corr_lane_##NAME *p, int64_t n)               \
+    {                                                                                              \
+        enum { L = GP_VEC_BYTES / size };                                                          \
+        if (n >= L) return GP_LOAD(corr_vec_##NAME, p);                                            \
+        corr_vec_##NAME v = {0};                                                                   \
+        memcpy(&v, p, (size_t)n * size);                                                           \
+        return v;                                                                                  \
+    }                                                                                              \
+    GP_INLINE corr_vec_##NAME corr_tap_##NAME(corr_vec_##NAME acc, corr_lane_##NAME w, corr_vec_##NAME x) \
+    {                                                                                              \
+        if (kind == 'b') /* (through the bits, so that this compiles for floats too) */           \
+            return (corr_vec_##NAME)((gp_bvec_##NAME)acc |                                         \
+                                     ((gp_bvec_##NAME)GP_SPLAT(corr_vec_##NAME, w) & (gp_bvec_##NAME)x)); \
+        return acc + GP_SPLAT(corr_vec_##NAME, w) * x;                                             \
+    }                                                                                              \
+    /* out[j] for j < width, U vectors of them at a time; mask_cols == TAPS when TAPS > 0. */      \
+    GP_INLINE void corr_rows_##NAME(corr_lane_##NAME *out, int64_t width, const corr_lane_##NAME *const *rows, \
+                                    const corr_lane_##NAME *mask, int64_t mask_rows, int64_t mask_cols, \
+                                    const int taps)                                                \
+    {                                                                                              \
+        enum { L = GP_VEC_BYTES / size, U = 4 };                                                   \
+        const int64_t q_count = taps > 0 ? taps : mask_cols;                                       \
+        int64_t j = 0;                                                                             \
+        for (; j + U * L <= width; j += U * L) {                                                   \
+            corr_vec_##NAME acc[U] = {{0}};                                                        \
+            for (int64_t p = 0; p < mask_rows; ++p) {                                              \
+                const corr_lane_##NAME *x = rows[p] + j, *w = mask + p * mask_cols;                \
+                for (int64_t q = 0; q < q_count; ++q)                                              \
+                    for (int u = 0; u < U; ++u)                                                    \
+                        acc[u] = corr_tap_##NAME(acc[u], w[q], GP_LOAD(corr_vec_##NAME, x + q + u * L)); \
+            }                                                                                      \
+            for (int u = 0; u < U; ++u) GP_STORE(out + j + u * L, acc[u]);                         \
+        }                                                                                          \
+        for (; j < width; j += L) {                                                                \
+            const int64_t n = width - j;                                                           \
+            corr_vec_##NAME acc = {0};                                                             \
+            for (int64_t p = 0; p < mask_rows; ++p) {                                              \
+                const corr_lane_##NAME *x = rows[p] + j, *w = mask + p * mask_cols;                \
+                for (int64_t q = 0; q < q_count; ++q) acc = corr_tap_##NAME(acc, w[q], corr_load_##NAME(x + q, n)); \
+            }                                                                                      \
+            GP_STORE_PART(out + j, acc, n);                                                        \
+        }                                                                                          \
+    }                                                                                              \
+    static void correlate_rows_##NAME(void *out, int64_t width, const void *const *rows, const void *mask, \
+                                      int64_t mask_rows, int64_t mask_cols)                        \
+    {                                                                                              \
+        const corr_lane_##NAME *const *r = (const corr_lane_##NAME *const *)rows;                  \
+        switch (mask_cols) { /* taps unrolled for the common lengths */                            \
+        case 3: corr_rows_##NAME(out, width, r, mask, mask_rows, 3, 3); break;                     \
+        case 5: corr_rows_##NAME(out, width, r, mask, mask_rows, 5, 5); break;                     \
+        case 7: corr_rows_##NAME(out, width, r, mask, mask_rows, 7, 7); break;                     \
+        default: corr_rows_##NAME(out, width, r, mask, mask_rows, mask_cols, 0); break;            \
+        }                                                                                          \
+    }
+GP_DTYPES(GP_CORRELATE_KERNELS)
+#undef GP_CORRELATE_KERNELS
+
+/* ---- transposes ---------------------------------------------------------------------------------- */
+
+/* out[p * dst_p + q] = in[p + q * src_q] for p < extent_p, q < extent_q, elements of BYTES bytes:
+ * macro tiles of 64 x 64 elements (their source and destination rows stay in cache and in the TLB),
+ * made of 8 x 8 tiles transposed in registers: 8 source rows of 8 elements, three rounds of
+ * interleaving, 8 destination rows.  Round r interleaves rows 2^r apart by groups of 2^r elements;
+ * it leaves source column c in register bitreverse(c). */
+#define GP_TRANSPOSE_KERNEL(BYTES)                                                                 \
+    typedef GP_UINT_OF_SIZE(BYTES) tr_lane_##BYTES;                                                \
+    typedef tr_lane_##BYTES tr_vec_##BYTES __attribute__((vector_size(8 * BYTES)));                \
+    GP_INLINE void transpose8_##BYTES(const tr_lane_##BYTES *in, int64_t src_q, tr_lane_##BYTES *out, int64_t dst_p) \
+    {                                                                                              \
+        tr_vec_##BYTES r[8], s[8];                                                                 \
+        for (int q = 0; q < 8; ++q) r[q] = GP_LOAD(tr_vec_##BYTES, in + q * src_q);                \
+        for (int i = 0; i < 8; i += 2) {                                                           \
+            s[i] = __builtin_shufflevector(r[i], r[i + 1], 0, 8, 1, 9, 2, 10, 3, 11);              \
+            s[i + 1] = __builtin_shufflevector(r[i], r[i + 1], 4, 12, 5, 13, 6, 14, 7, 15);         \
+        }                                                                                          \
+        static const int round2[4] = {0, 1, 4, 5};                                                 \
+        for (int k = 0; k < 4; ++k) {                                                              \
+            const int i = round2[k];                                                               \
+            r[i] = __builtin_shufflevector(s[i], s[i + 2], 0, 1, 8, 9, 2, 3, 10, 11);              \
+            r[i + 2] = __builtin_shufflevector(s[i], s[i + 2], 4, 5, 12, 13, 6, 7, 14, 15);         \
+        }                                                                                          \
+        for (int i = 0; i < 4; ++i) {                                                              \
+            s[i] = __builtin_shufflevector(r[i], r[i + 4], 0, 1, 2, 3, 8, 9, 10, 11);              \
+            s[i + 4] = __builtin_shufflevector(r[i], r[i + 4], 4, 5, 6, 7, 12, 13, 14, 15);         \
+        }                                                                                          \
+        static const int bitreverse[8] = {0, 4, 2, 6, 1, 5, 3, 7};                                 \
+        for (int p = 0; p < 8; ++p) GP_STORE(out + p * dst_p, s[bitreverse[p]]);                   \
+    }                                                                                              \
+    static void transpose_##BYTES(const void *source, void *target, int64_t extent_p, int64_t extent_q, \
+                                  int64_t src_q, int64_t dst_p)                                    \
+    {                                                                                              \
+        const tr_lane_##BYTES *in = source;                                                        \
+        tr_lane_##BYTES *out = target;                                                             \
+        for (int64_t q0 = 0; q0 < extent_q; q0 += 64)                                              \
+            for (int64_t p0 = 0; p0 < extent_p; p0 += 64) {                                        \
+                const int64_t q1 = extent_q - q0 < 64 ? extent_q : q0 + 64;                        \
+                const int64_t p1 = extent_p - p0 < 64 ? extent_p : p0 + 64;                        \
+                int64_t q = q0;                                                                    \
+                for (; q + 8 <= q1; q += 8) {                                                      \
+                    int64_t p = p0;                                                                \
+                    for (; p + 8 <= p1; p += 8) transpose8_##BYTES(in + p + q * src_q, src_q, out + p * dst_p + q, dst_p); \
+                    for (; p < p1; ++p)                                                            \
+                        for (int64_t k = q; k < q + 8; ++k) out[p * dst_p + k] = in[p + k * src_q]; \
+                }                                                                                  \
+                for (; q < q1; ++q)                                                                \
+                    for (int64_t p = p0; p < p1; ++p) out[p * dst_p + q] = in[p + q * src_q];      \
+            }                                                                                      \
+    }
+GP_TRANSPOSE_KERNEL(1)
+GP_TRANSPOSE_KERNEL(2)
+GP_TRANSPOSE_KERNEL(4)
+GP_TRANSPOSE_KERNEL(8)
+#undef GP_TRANSPOSE_KERNEL
+
 /* ---- the table ------------------------------------------------------------------------------------ */
 
 #define GP_REDUCE_ENTRY(NAME, OP, ACC, PREFIX, OPNAME)                                             \
@@ -744,6 +867,9 @@ GP_DTYPES(GP_ALL_SCAN_KERNELS)
         GP_SCAN_ENTRY(NAME, GP_ACC_F32, f32)                                                       \
     }
 
+#define GP_CORRELATE_ENTRIES(NAME, numpy_name, kind, size, host_type, device_type)               \
+    t.correlate[GP_##NAME] = correlate_rows_##NAME;
+
 static void fill_table(gp_cpu_kernels *table)
 {
     gp_cpu_kernels t;
@@ -751,8 +877,15 @@ static void fill_table(gp_cpu_kernels *table)
     t.name = GP_ISA_NAME;
     GP_DTYPES(GP_REDUCE_ENTRIES)
     GP_DTYPES(GP_SCAN_ENTRIES)
+    GP_DTYPES(GP_CORRELATE_ENTRIES)
+    t.correlate[GP_FLOAT16] = correlate_rows_FLOAT32; /* the driver converts float16 to float32 */
+    t.transpose[0] = transpose_1;
+    t.transpose[1] = transpose_2;
+    t.transpose[2] = transpose_4;
+    t.transpose[3] = transpose_8;
     *table = t;
 }
 #undef GP_REDUCE_ENTRIES
 #undef GP_SCAN_ENTRIES
+#undef GP_CORRELATE_ENTRIES
 #undef GP_SCAN_ENTRY

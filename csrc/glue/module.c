@@ -2,14 +2,15 @@
  *
  * The glue's files, each named for what it holds: calls.c (one entry per primitive: arguments in,
  * plan, run), arguments.c (NumPy argument normalisation), devices.c (device queries), device_memory.c
- * (Buffer, DLPack, streams), pinned_memory.c (page-locked host memory), errors.c (backend errors as
- * exceptions). */
+ * (Buffer, DLPack, streams), pinned_memory.c (page-locked host memory), cpu_settings.c (the CPU
+ * backend's threads and instruction set), errors.c (backend errors as exceptions). */
 #define GP_IMPORT_NUMPY
 #include "glue/numpy_api.h"
 
 #include "contract/gp_dtype.h"
 #include "glue/arguments.h"
 #include "glue/calls.h"
+#include "glue/cpu_settings.h"
 #include "glue/device_memory.h"
 #include "glue/devices.h"
 #include "glue/pinned_memory.h"
@@ -40,8 +41,8 @@ PyMODINIT_FUNC PyInit__core(void)
     import_array();
     PyTypeObject *types[] = {&gp_buffer_type, &gp_pinned_buffer_type, &gp_dlpack_holder_type};
     const char *type_names[] = {"Buffer", "PinnedBuffer", NULL};
-    PyMethodDef *tables[] = {gp_call_methods, gp_argument_methods, gp_device_methods, gp_device_memory_methods,
-                             gp_pinned_memory_methods};
+    PyMethodDef *tables[] = {gp_call_methods,          gp_argument_methods,      gp_device_methods,
+                             gp_device_memory_methods, gp_pinned_memory_methods, gp_cpu_settings_methods};
     for (size_t t = 0; t < sizeof types / sizeof *types; ++t)
         if (PyType_Ready(types[t]) < 0) return NULL;
     PyObject *module = PyModule_Create(&core_module);

@@ -6,7 +6,12 @@
  * that the waker reads after writing the ticket (and the sleeper writes before reading the ticket):
  * with sequentially consistent atomics one of the two sees the other, so no wake-up is lost, and a
  * spinning worker is woken without a lock or a system call.  The caller waits for the job's
- * `remaining` count the same way. */
+ * `remaining` count the same way.
+ *
+ * A worker joins its job through the gate (the job's number, a closed bit and the count of workers
+ * that joined, in one atomic word) before it reads anything of it.  gp_pool_for closes the gate once
+ * its tasks are all claimed: a worker that was not scheduled in time (a busy machine) then skips the
+ * job instead of holding the caller up, and the caller waits only for those that joined. */
 #define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
 #include <pthread.h>
 #include <sched.h>
@@ -39,7 +44,8 @@ static struct {
     unsigned long job;     /* the current job's number (under busy) */
     gp_pool_job run;
     void *ctx;
-    atomic_int remaining; /* parts of the current job that workers have not finished */
+    atomic_ullong gate;   /* job << 16 | CLOSED | workers joined */
+    atomic_int remaining; /* workers handed the current job that have not finished (or skipped) it */
     atomic_int caller_sleeping;
     worker_slot slot[GP_POOL_MAX_THREADS];
 } pool;
@@ -88,12 +94,25 @@ static unsigned long wait_for_ticket(worker_slot *slot, unsigned long seen)
     return ticket;
 }
 
+enum { CLOSED = 0x8000 };
+
+/* Joins job `ticket` unless its gate is closed (or it is over and another job began). */
+static int join(unsigned long ticket)
+{
+    unsigned long long gate = atomic_load(&pool.gate);
+    for (;;) {
+        if ((gate >> 16) != (unsigned long long)ticket || (gate & CLOSED)) return 0;
+        if (atomic_compare_exchange_weak(&pool.gate, &gate, gate + 1)) return 1;
+    }
+}
+
 static void *worker(void *arg)
 {
     worker_slot *slot = arg;
     unsigned long seen = 0;
     for (;;) {
         seen = wait_for_ticket(slot, seen);
+        if (!join(seen)) continue; /* the caller counted this worker out */
         pool.run(pool.ctx, slot->part); /* the job's fields stay put until every part is done */
         if (atomic_fetch_sub(&pool.remaining, 1) == 1 && atomic_load(&pool.caller_sleeping)) {
             pthread_mutex_lock(&pool.mutex);
@@ -154,6 +173,7 @@ static void create_pool(void)
         atomic_init(&pool.slot[w].sleeping, 0);
     }
     atomic_init(&pool.remaining, 0);
+    atomic_init(&pool.gate, 0);
     atomic_init(&pool.caller_sleeping, 0);
     pool.workers = 0;
     pool.job = 0;
@@ -206,6 +226,7 @@ static void hand_out_job(gp_pool_job run, void *ctx, int first, int count)
     pool.run = run;
     pool.ctx = ctx;
     ++pool.job;
+    atomic_store(&pool.gate, (unsigned long long)pool.job << 16);
     atomic_store(&pool.remaining, count);
     for (int w = 0; w < count; ++w) hand_out(w, first + w);
 }
@@ -262,6 +283,55 @@ void gp_pool_run(int parts, gp_pool_job run, void *ctx)
     hand_out_job(run, ctx, 1, workers);
     run(ctx, 0);
     for (int part = workers + 1; part < parts; ++part) run(ctx, part); /* workers that could not be created */
+    wait_for_workers();
+    pthread_mutex_unlock(&pool.busy);
+}
+
+/* ---- gp_pool_for ---------------------------------------------------------------------------------- */
+
+typedef struct {
+    atomic_llong next; /* the first task not claimed yet */
+    int64_t tasks, grain;
+    gp_pool_range run;
+    void *ctx;
+} for_job;
+
+/* Claims and runs grains of tasks until none is left. */
+static void run_grains(for_job *job)
+{
+    for (;;) {
+        const int64_t first = atomic_fetch_add(&job->next, job->grain);
+        if (first >= job->tasks) return;
+        job->run(job->ctx, first, job->tasks - first < job->grain ? job->tasks : first + job->grain);
+    }
+}
+
+static void for_part(void *ctx, int part)
+{
+    (void)part;
+    run_grains(ctx);
+}
+
+void gp_pool_for(int parts, int64_t tasks, int64_t grain, gp_pool_range run, void *ctx)
+{
+    if (tasks <= 0) return;
+    grain = grain < 1 ? 1 : grain;
+    const int64_t grains = (tasks + grain - 1) / grain;
+    parts = clamp_parts(parts < grains ? parts : (int)grains);
+    if (parts == 1) {
+        run(ctx, 0, tasks);
+        return;
+    }
+    for_job job = {.tasks = tasks, .grain = grain, .run = run, .ctx = ctx};
+    atomic_init(&job.next, 0);
+    pthread_mutex_lock(&pool.busy);
+    const int workers = ensure_workers(parts - 1);
+    hand_out_job(for_part, &job, 1, workers);
+    run_grains(&job);
+    /* Every task is claimed: close the gate, and count out the workers that did not join. */
+    const unsigned long long gate = atomic_fetch_or(&pool.gate, CLOSED);
+    const int absent = workers - (int)(gate & (CLOSED - 1));
+    if (absent > 0) atomic_fetch_sub(&pool.remaining, absent);
     wait_for_workers();
     pthread_mutex_unlock(&pool.busy);
 }

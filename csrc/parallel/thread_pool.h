@@ -11,15 +11,18 @@
  *     other work meanwhile; gp_pool_finish waits for them.  (A job of one part runs on the caller's
  *     thread, inside start.)
  *   - gp_pool_run runs part 0 on the caller's thread and the others on workers, and returns when
- *     all are done: the CPU backend's parallel loops.
+ *     all are done;
+ *   - gp_pool_for shares a range of tasks between the caller and workers: the CPU backend's
+ *     parallel loops.
  * Another caller's start or run waits until the job has finished.  A job must not use the pool
- * itself.  The parts of one job run at the same time (each on its own thread), so they may wait for
- * each other.
+ * itself.
  *
  * Workers that finish a part spin for a short while (about 0.1 ms) before they sleep, so that the
  * next job of a loop of calls starts within a microsecond instead of a wake-up's tens of them. */
 #ifndef GP_THREAD_POOL_H
 #define GP_THREAD_POOL_H
+
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -28,6 +31,7 @@ extern "C" {
 enum { GP_POOL_MAX_THREADS = 256 };
 
 typedef void (*gp_pool_job)(void *ctx, int part);
+typedef void (*gp_pool_range)(void *ctx, int64_t first, int64_t last);
 
 /* The pool's size (at least 1): the most parts of a job. */
 int gp_pool_threads(void);
@@ -42,6 +46,12 @@ void gp_pool_finish(void);
 /* Runs run(ctx, part) for part < parts, part 0 on the calling thread; parts is clamped to
  * [1, gp_pool_threads()]. */
 void gp_pool_run(int parts, gp_pool_job run, void *ctx);
+/* Runs run(ctx, first, last) over tasks [0, tasks) in grains of `grain` tasks, which the calling
+ * thread and up to parts - 1 workers claim in turn; returns when all are done.  A worker that has
+ * not started by the time every grain is claimed skips the job, so that a busy machine's late
+ * threads never hold the caller up.  Which thread runs a grain varies: results must not depend on
+ * it. */
+void gp_pool_for(int parts, int64_t tasks, int64_t grain, gp_pool_range run, void *ctx);
 
 #ifdef __cplusplus
 }
