@@ -105,6 +105,8 @@ CUDA_HOME = find_cuda_home()
 ARCHS = os.environ.get("GPUPRIMS_CUDA_ARCHS", DEFAULT_ARCHS)
 
 sources = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "csrc").rglob("*.c"))
+# A changed header rebuilds the C sources (csrc/cpu/simd_kernels.h is compiled by three of them).
+headers = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "csrc").rglob("*.h"))
 include_dirs = ["csrc", "cuda", numpy.get_include()]  # includes name their folder: "contract/gp_call.h"
 define_macros = []
 libraries = ["pthread"]  # the host thread pool (csrc/parallel)
@@ -129,6 +131,7 @@ setup(
         Extension(
             "gpuprims._core",
             sources=sources,
+            depends=headers,
             include_dirs=include_dirs,
             define_macros=define_macros,
             libraries=libraries,

@@ -16,9 +16,9 @@
 /* How a reduction or scan accumulates (see simd_kernels.h):
  *   GP_ACC_SAME  min/max, in the input's own type;
  *   GP_ACC_WORD  integer and bool sum/prod in 64-bit two's complement, wrapping as NumPy;
- *   GP_ACC_F64   in double: every float64 result, and float products;
- *   GP_ACC_F32   float16/float32 sums with a float32 or float16 result: float32 lanes over short
- *                blocks, the blocks' sums added in double (reductions) or float32 (scans). */
+ *   GP_ACC_F64   in double: every float reduction, and scans with a float64 result;
+ *   GP_ACC_F32   scans of float16/float32 with a float32 or float16 result: float32 lanes (NumPy's
+ *                precision), the pieces' totals and offsets in double. */
 typedef enum { GP_ACC_SAME, GP_ACC_WORD, GP_ACC_F64, GP_ACC_F32, GP_NUM_ACCS } gp_acc_kind;
 
 /* A reduction's or scan's partial result: f for the float kinds, u for GP_ACC_WORD and for the
@@ -91,14 +91,17 @@ const gp_cpu_kernels *gp_cpu_kernels_get(void);
 /* Switches to the named table (tests); returns 0, or -1 when unknown or unsupported here. */
 int gp_cpu_kernels_select(const char *name);
 
-/* The accumulator kind of a reduction (op, in, out) or of a scan (GP_SUM, in, out). */
-static inline gp_acc_kind gp_acc_kind_of(gp_op op, gp_dtype in, gp_dtype out)
+/* The accumulator kinds of a reduction (op, in, out) and of a scan (in, out). */
+static inline gp_acc_kind gp_reduce_acc(gp_op op, gp_dtype out)
 {
     if (op == GP_MIN || op == GP_MAX) return GP_ACC_SAME;
+    return gp_dtype_is_float(out) ? GP_ACC_F64 : GP_ACC_WORD;
+}
+
+static inline gp_acc_kind gp_scan_acc(gp_dtype in, gp_dtype out)
+{
     if (!gp_dtype_is_float(out)) return GP_ACC_WORD;
-    if (op == GP_SUM && (out == GP_FLOAT32 || out == GP_FLOAT16) && (in == GP_FLOAT32 || in == GP_FLOAT16))
-        return GP_ACC_F32;
-    return GP_ACC_F64;
+    return (out == GP_FLOAT32 || out == GP_FLOAT16) && (in == GP_FLOAT32 || in == GP_FLOAT16) ? GP_ACC_F32 : GP_ACC_F64;
 }
 
 #endif

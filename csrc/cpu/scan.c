@@ -174,7 +174,7 @@ int gp_cpu_scan(const gp_call *call, gp_error *err)
     const gp_scan_args *d = &call->scan;
     const gp_cpu_kernels *kernels = gp_cpu_kernels_get();
     scan_job job = {.desc = d, .in = call->in, .out = call->out};
-    job.acc = gp_acc_kind_of(GP_SUM, d->in_dtype, d->out_dtype);
+    job.acc = gp_scan_acc(d->in_dtype, d->out_dtype);
     job.half_out = d->out_dtype == GP_FLOAT16;
     job.run = kernels->scan_run[job.acc][d->in_dtype];
     job.total = kernels->scan_total[job.acc][d->in_dtype];

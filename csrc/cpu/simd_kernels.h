@@ -11,13 +11,17 @@
  *     wins: the contiguous loop keeps a NaN mask beside the lanes and, when it is set, returns the
  *     first NaN of its piece; the column loop never lets a NaN leave its accumulator.
  *   - integer sums and products run in 64-bit lanes (uint64_t wraps as NumPy's int64 does).
- *   - float64 sums add blocks of 256 elements in 32 double lanes (8 additions per lane), then the
- *     blocks pairwise (a binary counter of partial sums: the pairwise tree of the blocks); float
- *     products multiply in 32 double lanes.
- *   - float32 and float16 sums with a float32 or float16 result add blocks of 512 elements in 64
- *     float32 lanes (8 additions per lane), then the blocks in double, pairwise: each element goes
- *     through at most 10 float32 roundings, where NumPy's pairwise sum has 16 + log2(n / 128).
- *   - sums start from -0.0, the identity of IEEE addition, so that a sum of -0.0 is -0.0. */
+ *   - float sums of every float dtype run in double: blocks of 256 elements in 32 double lanes (8
+ *     additions per lane), then the blocks pairwise (a binary counter of partial sums: the pairwise
+ *     tree of the blocks).  A float32 or float16 result is then the correctly rounded sum but for
+ *     near-ties, never further from the exact sum than NumPy's float32 pairwise sum.  (Summing in
+ *     float32 blocks first is as fast but only as accurate as NumPy, in distribution: it loses to
+ *     NumPy on some arrays.)  Along columns, every row is added in double, in row order.
+ *   - float products multiply in 32 double lanes; along columns, in row order.
+ *   - sums start from -0.0, the identity of IEEE addition, so that a sum of -0.0 is -0.0.
+ * Scans (gp_scan_run_fn): in-register scans of a vector, the vector's last lane carried on; float32
+ * and float16 inputs with a float32 or float16 result scan in float32 lanes, as NumPy does, with
+ * the pieces' totals and offsets in double. */
 #include "cpu/kernels.h"
 #include "cpu/simd.h"
 
@@ -29,6 +33,11 @@
 #pragma GCC diagnostic ignored "-Wpsabi"
 
 #define GP_INLINE static inline __attribute__((always_inline))
+/* Unrolls the next loop fully (GCC and Clang): loops over arrays of vector accumulators must be, or
+ * the vectors live in memory instead of registers. */
+#define GP_UNROLL(n) _Pragma(GP_UNROLL_TEXT(n))
+#define GP_UNROLL_TEXT(n) GP_UNROLL_STRING(GCC unroll n)
+#define GP_UNROLL_STRING(text) #text
 #define GP_IS_HALF(kind, size) ((kind) == 'f' && (size) == 2)
 
 typedef uint16_t gp_u16x32 __attribute__((vector_size(64)));
@@ -155,6 +164,7 @@ GP_INLINE gp_f64x8 f32x16_halves_sum(gp_f32x16 v)
     {                                                                                              \
         if (n >= 8) return load_f64_##NAME(p);                                                     \
         gp_lane_##NAME lanes[8];                                                                   \
+        GP_UNROLL(8)                                                                               \
         for (int j = 0; j < 8; ++j) lanes[j] = j < n ? p[j] : fill;                                \
         return load_f64_##NAME(lanes);                                                             \
     }                                                                                              \
@@ -162,6 +172,7 @@ GP_INLINE gp_f64x8 f32x16_halves_sum(gp_f32x16 v)
     {                                                                                              \
         if (n >= 16) return load_f32_##NAME(p);                                                    \
         gp_lane_##NAME lanes[16];                                                                  \
+        GP_UNROLL(16)                                                                              \
         for (int j = 0; j < 16; ++j) lanes[j] = j < n ? p[j] : fill;                               \
         return load_f32_##NAME(lanes);                                                             \
     }                                                                                              \
@@ -169,6 +180,7 @@ GP_INLINE gp_f64x8 f32x16_halves_sum(gp_f32x16 v)
     {                                                                                              \
         if (n >= 8) return load_word_##NAME(p);                                                    \
         gp_lane_##NAME lanes[8];                                                                   \
+        GP_UNROLL(8)                                                                               \
         for (int j = 0; j < 8; ++j) lanes[j] = j < n ? p[j] : fill;                                \
         return load_word_##NAME(lanes);                                                            \
     }                                                                                              \
@@ -245,6 +257,7 @@ GP_INLINE int any_lane_set(const void *mask)
         gp_mvec_##NAME nan = {0};                                                                  \
         int64_t k = 0;                                                                             \
         for (; k + 4 * L <= count; k += 4 * L)                                                     \
+            GP_UNROLL(4)                                                                           \
             for (int u = 0; u < 4; ++u) {                                                          \
                 const gp_vec_##NAME v = GP_LOAD(gp_vec_##NAME, x + k + u * L);                      \
                 const ord_##NAME o = to_order_##NAME(v);                                           \
@@ -264,6 +277,7 @@ GP_INLINE int any_lane_set(const void *mask)
             partial->nan = 1;                                                                      \
             return;                                                                                \
         }                                                                                          \
+        GP_UNROLL(4)                                                                               \
         for (int u = 1; u < 4; ++u) acc[0] = GP_SELECT(gp_mvec_##NAME, BETTER(acc[u], acc[0]), acc[u], acc[0]); \
         __typeof__(acc[0][0]) best = acc[0][0];                                                    \
         for (int j = 1; j < L; ++j) best = BETTER(acc[0][j], best) ? acc[0][j] : best;             \
@@ -283,6 +297,7 @@ GP_INLINE int any_lane_set(const void *mask)
         gp_u64x8 acc[4] = {identity, identity, identity, identity};                                \
         int64_t k = 0;                                                                             \
         for (; k + 32 <= count; k += 32)                                                           \
+            GP_UNROLL(4)                                                                           \
             for (int u = 0; u < 4; ++u) acc[u] = COMBINE(acc[u], load_word_##NAME(x + k + 8 * u));  \
         for (; k < count; k += 8)                                                                  \
             acc[0] = COMBINE(acc[0], load_word_part_##NAME(x + k, count - k, (gp_lane_##NAME)IDENTITY)); \
@@ -300,7 +315,9 @@ GP_INLINE int any_lane_set(const void *mask)
     {                                                                                              \
         const gp_f64x8 zero = GP_SPLAT(gp_f64x8, -0.0);                                            \
         gp_f64x8 a[4] = {zero, zero, zero, zero};                                                  \
+        GP_UNROLL(8)                                                                               \
         for (int s = 0; s < 8; ++s)                                                                \
+            GP_UNROLL(4)                                                                           \
             for (int u = 0; u < 4; ++u) {                                                          \
                 const int64_t at = 32 * s + 8 * u;                                                 \
                 if (at < n) a[u] += load_f64_part_##NAME(x + at, n - at, zero_lane_##NAME());      \
@@ -327,33 +344,10 @@ GP_INLINE int any_lane_set(const void *mask)
         gp_f64x8 acc[4] = {one, one, one, one};                                                    \
         int64_t k = 0;                                                                             \
         for (; k + 32 <= count; k += 32)                                                           \
+            GP_UNROLL(4)                                                                           \
             for (int u = 0; u < 4; ++u) acc[u] *= load_f64_##NAME(x + k + 8 * u);                  \
         for (; k < count; k += 8) acc[0] *= load_f64_part_##NAME(x + k, count - k, one_lane_##NAME()); \
         partial->f = f64x8_product((acc[0] * acc[1]) * (acc[2] * acc[3]));                         \
-    }
-
-/* One block of a float32-lane sum: up to 512 elements, 8 additions per lane, then in double. */
-#define GP_F32_RUN(NAME, kind, size)                                                               \
-    GP_INLINE gp_f64x8 f32_sum_block_##NAME(const gp_lane_##NAME *x, int64_t n)                    \
-    {                                                                                              \
-        const gp_f32x16 zero = GP_SPLAT(gp_f32x16, -0.0f);                                         \
-        gp_f32x16 a[4] = {zero, zero, zero, zero};                                                 \
-        for (int s = 0; s < 8; ++s)                                                                \
-            for (int u = 0; u < 4; ++u) {                                                          \
-                const int64_t at = 64 * s + 16 * u;                                                \
-                if (at < n) a[u] += load_f32_part_##NAME(x + at, n - at, zero_lane_##NAME());      \
-            }                                                                                      \
-        return f32x16_halves_sum((a[0] + a[1]) + (a[2] + a[3]));                                   \
-    }                                                                                              \
-    static void f32_run_sum_##NAME(const void *in, int64_t count, gp_partial *partial)            \
-    {                                                                                              \
-        const gp_lane_##NAME *x = in;                                                              \
-        cascade c;                                                                                 \
-        c.count = 0;                                                                               \
-        int64_t k = 0;                                                                             \
-        for (; k + 512 <= count; k += 512) cascade_push(&c, f32_sum_block_##NAME(x + k, 512));    \
-        if (k < count) cascade_push(&c, f32_sum_block_##NAME(x + k, count - k));                  \
-        partial->f = f64x8_sum(cascade_total(&c));                                                 \
     }
 
 #define GP_REDUCE_KERNELS(NAME, numpy_name, kind, size, host_type, device_type)                   \
@@ -361,8 +355,7 @@ GP_INLINE int any_lane_set(const void *mask)
     GP_MINMAX_RUN(NAME, kind, size, max, GP_GREATER)                                               \
     GP_WORD_RUN(NAME, kind, size, sum, GP_ADD, 0)                                                  \
     GP_WORD_RUN(NAME, kind, size, prod, GP_MULTIPLY, 1)                                            \
-    GP_F64_RUN(NAME, kind, size)                                                                   \
-    GP_F32_RUN(NAME, kind, size)
+    GP_F64_RUN(NAME, kind, size)
 GP_DTYPES(GP_REDUCE_KERNELS)
 #undef GP_REDUCE_KERNELS
 
@@ -435,8 +428,7 @@ enum { COLUMN_PASS = 8 };
         }                                                                                          \
     }
 
-/* Float sums and products along columns in double; float32-kind sums add each pass's rows in
- * float32 first. */
+/* Float sums and products along columns, in double. */
 #define GP_FLOAT_COLUMNS(NAME, kind, size)                                                         \
     static void f64_columns_sum_##NAME(const void *in, int64_t rows, int64_t stride, int64_t width,\
                                        void *accumulator, int first)                               \
@@ -473,29 +465,6 @@ enum { COLUMN_PASS = 8 };
                 GP_STORE_PART(acc + j, a, n);                                                      \
             }                                                                                      \
         }                                                                                          \
-    }                                                                                              \
-    static void f32_columns_sum_##NAME(const void *in, int64_t rows, int64_t stride, int64_t width,\
-                                       void *accumulator, int first)                               \
-    {                                                                                              \
-        const gp_lane_##NAME *x = in;                                                              \
-        double *acc = accumulator;                                                                 \
-        if (first)                                                                                 \
-            for (int64_t j = 0; j < width; ++j) acc[j] = -0.0;                                     \
-        for (int64_t r = 0; r < rows; r += COLUMN_PASS) {                                          \
-            const int64_t pass = rows - r < COLUMN_PASS ? rows - r : COLUMN_PASS;                  \
-            for (int64_t j = 0; j < width; j += 16) {                                              \
-                const int64_t n = width - j;                                                       \
-                gp_f32x16 block = load_f32_part_##NAME(x + r * stride + j, n, zero_lane_##NAME()); \
-                for (int64_t p = 1; p < pass; ++p)                                                 \
-                    block += load_f32_part_##NAME(x + (r + p) * stride + j, n, zero_lane_##NAME()); \
-                gp_f64x8 lo = load_f64_part_FLOAT64(acc + j, n, -0.0);                             \
-                gp_f64x8 hi = load_f64_part_FLOAT64(acc + j + 8, n - 8, -0.0);                     \
-                lo += __builtin_convertvector(__builtin_shufflevector(block, block, 0, 1, 2, 3, 4, 5, 6, 7), gp_f64x8); \
-                hi += __builtin_convertvector(__builtin_shufflevector(block, block, 8, 9, 10, 11, 12, 13, 14, 15), gp_f64x8); \
-                GP_STORE_PART(acc + j, lo, n);                                                     \
-                if (n > 8) GP_STORE_PART(acc + j + 8, hi, n - 8);                                  \
-            }                                                                                      \
-        }                                                                                          \
     }
 
 #define GP_COLUMN_KERNELS(NAME, numpy_name, kind, size, host_type, device_type)                   \
@@ -523,8 +492,10 @@ GP_INLINE gp_f32x16 f32x16_shift(gp_f32x16 v, gp_f32x16 z, int by)
 
 GP_INLINE gp_f32x16 f32x16_scan(gp_f32x16 v, gp_f32x16 z)
 {
-    for (int by = 1; by < 16; by *= 2) v += f32x16_shift(v, z, by);
-    return v;
+    v += f32x16_shift(v, z, 1);
+    v += f32x16_shift(v, z, 2);
+    v += f32x16_shift(v, z, 4);
+    return v + f32x16_shift(v, z, 8);
 }
 
 GP_INLINE gp_f32x16 f32x16_last(gp_f32x16 v)
@@ -544,8 +515,9 @@ GP_INLINE gp_f32x16 f32x16_last(gp_f32x16 v)
     }                                                                                              \
     GP_INLINE TYPE TYPE##_scan(TYPE v, TYPE z)                                                     \
     {                                                                                              \
-        for (int by = 1; by < 8; by *= 2) v += TYPE##_shift(v, z, by);                             \
-        return v;                                                                                  \
+        v += TYPE##_shift(v, z, 1);                                                                \
+        v += TYPE##_shift(v, z, 2);                                                                \
+        return v + TYPE##_shift(v, z, 4);                                                          \
     }                                                                                              \
     GP_INLINE TYPE TYPE##_last(TYPE v) { return __builtin_shufflevector(v, v, 7, 7, 7, 7, 7, 7, 7, 7); }
 GP_SCAN8(gp_f64x8)
@@ -747,10 +719,13 @@ GP_DTYPES(GP_ALL_SCAN_KERNELS)
             corr_vec_##NAME acc[U] = {{0}};                                                        \
             for (int64_t p = 0; p < mask_rows; ++p) {                                              \
                 const corr_lane_##NAME *x = rows[p] + j, *w = mask + p * mask_cols;                \
+                GP_UNROLL(8)                                                                       \
                 for (int64_t q = 0; q < q_count; ++q)                                              \
+                    GP_UNROLL(4)                                                                   \
                     for (int u = 0; u < U; ++u)                                                    \
                         acc[u] = corr_tap_##NAME(acc[u], w[q], GP_LOAD(corr_vec_##NAME, x + q + u * L)); \
             }                                                                                      \
+            GP_UNROLL(4)                                                                           \
             for (int u = 0; u < U; ++u) GP_STORE(out + j + u * L, acc[u]);                         \
         }                                                                                          \
         for (; j < width; j += L) {                                                                \
@@ -790,22 +765,27 @@ GP_DTYPES(GP_CORRELATE_KERNELS)
     GP_INLINE void transpose8_##BYTES(const tr_lane_##BYTES *in, int64_t src_q, tr_lane_##BYTES *out, int64_t dst_p) \
     {                                                                                              \
         tr_vec_##BYTES r[8], s[8];                                                                 \
+        GP_UNROLL(8)                                                                               \
         for (int q = 0; q < 8; ++q) r[q] = GP_LOAD(tr_vec_##BYTES, in + q * src_q);                \
+        GP_UNROLL(8)                                                                               \
         for (int i = 0; i < 8; i += 2) {                                                           \
             s[i] = __builtin_shufflevector(r[i], r[i + 1], 0, 8, 1, 9, 2, 10, 3, 11);              \
             s[i + 1] = __builtin_shufflevector(r[i], r[i + 1], 4, 12, 5, 13, 6, 14, 7, 15);         \
         }                                                                                          \
         static const int round2[4] = {0, 1, 4, 5};                                                 \
+        GP_UNROLL(4)                                                                               \
         for (int k = 0; k < 4; ++k) {                                                              \
             const int i = round2[k];                                                               \
             r[i] = __builtin_shufflevector(s[i], s[i + 2], 0, 1, 8, 9, 2, 3, 10, 11);              \
             r[i + 2] = __builtin_shufflevector(s[i], s[i + 2], 4, 5, 12, 13, 6, 7, 14, 15);         \
         }                                                                                          \
+        GP_UNROLL(4)                                                                               \
         for (int i = 0; i < 4; ++i) {                                                              \
             s[i] = __builtin_shufflevector(r[i], r[i + 4], 0, 1, 2, 3, 8, 9, 10, 11);              \
             s[i + 4] = __builtin_shufflevector(r[i], r[i + 4], 4, 5, 6, 7, 12, 13, 14, 15);         \
         }                                                                                          \
         static const int bitreverse[8] = {0, 4, 2, 6, 1, 5, 3, 7};                                 \
+        GP_UNROLL(8)                                                                               \
         for (int p = 0; p < 8; ++p) GP_STORE(out + p * dst_p, s[bitreverse[p]]);                   \
     }                                                                                              \
     static void transpose_##BYTES(const void *source, void *target, int64_t extent_p, int64_t extent_q, \
@@ -840,7 +820,7 @@ GP_TRANSPOSE_KERNEL(8)
     t.reduce_run[OP][ACC][GP_##NAME] = PREFIX##_run_##OPNAME##_##NAME;                             \
     t.reduce_columns[OP][ACC][GP_##NAME] = PREFIX##_columns_##OPNAME##_##NAME;
 
-/* Entries exist where the accumulator rule (gp_acc_kind_of) can ask for them. */
+/* Entries exist where the accumulator rules (gp_reduce_acc, gp_scan_acc) can ask for them. */
 #define GP_REDUCE_ENTRIES(NAME, numpy_name, kind, size, host_type, device_type)                   \
     GP_REDUCE_ENTRY(NAME, GP_MIN, GP_ACC_SAME, minmax, min)                                        \
     GP_REDUCE_ENTRY(NAME, GP_MAX, GP_ACC_SAME, minmax, max)                                        \
@@ -849,10 +829,7 @@ GP_TRANSPOSE_KERNEL(8)
         GP_REDUCE_ENTRY(NAME, GP_PROD, GP_ACC_WORD, word, prod)                                    \
     }                                                                                              \
     GP_REDUCE_ENTRY(NAME, GP_SUM, GP_ACC_F64, f64, sum)                                            \
-    GP_REDUCE_ENTRY(NAME, GP_PROD, GP_ACC_F64, f64, prod)                                          \
-    if (kind == 'f' && size <= 4) {                                                                \
-        GP_REDUCE_ENTRY(NAME, GP_SUM, GP_ACC_F32, f32, sum)                                        \
-    }
+    GP_REDUCE_ENTRY(NAME, GP_PROD, GP_ACC_F64, f64, prod)
 
 #define GP_SCAN_ENTRY(NAME, ACC, PREFIX)                                                           \
     t.scan_total[ACC][GP_##NAME] = PREFIX##_scan_total_##NAME;                                     \
