@@ -16,7 +16,8 @@
  *     tree of the blocks).  A float32 or float16 result is then the correctly rounded sum but for
  *     near-ties, never further from the exact sum than NumPy's float32 pairwise sum.  (Summing in
  *     float32 blocks first is as fast but only as accurate as NumPy, in distribution: it loses to
- *     NumPy on some arrays.)  Along columns, every row is added in double, in row order.
+ *     NumPy on some arrays.)  Along columns, float32 and float16 add blocks of 8 rows in float32
+ *     (NumPy adds every row in float32), the blocks in double, in row order.
  *   - float products multiply in 32 double lanes; along columns, in row order.
  *   - sums start from -0.0, the identity of IEEE addition, so that a sum of -0.0 is -0.0.
  * Scans (gp_scan_run_fn): in-register scans of a vector, the vector's last lane carried on; float32
@@ -109,7 +110,7 @@ GP_INLINE void cascade_push(cascade *c, gp_f64x8 v)
 GP_INLINE gp_f64x8 cascade_total(const cascade *c)
 {
     gp_f64x8 total = GP_SPLAT(gp_f64x8, -0.0);
-    for (int level = 0; level < 64; ++level)
+    for (int level = 0; (c->count >> level) != 0; ++level)
         if ((c->count >> level) & 1) total = c->level[level] + total;
     return total;
 }
@@ -373,7 +374,10 @@ GP_DTYPES(GP_REDUCE_KERNELS)
 /* Rows per pass over the accumulator row: each pass loads and stores it once. */
 enum { COLUMN_PASS = 8 };
 
-/* min/max along columns: a NaN enters the accumulator and never leaves it (the first NaN wins). */
+/* min/max along columns.  Plain selections, which pass NaNs by, plus a NaN mask over each pass:
+ * when it is set (rarely), each column's first NaN of the pass, if its accumulator holds none yet,
+ * goes in; a NaN in the accumulator then stays, since no comparison with it is true.  float16 keys
+ * order NaNs beyond the infinities, so float16 keeps a NaN in its lanes by masks instead. */
 #define GP_MINMAX_COLUMNS(NAME, kind, size, OP, BETTER)                                            \
     static void minmax_columns_##OP##_##NAME(const void *in, int64_t rows, int64_t stride, int64_t width, \
                                              void *accumulator, int first)                         \
@@ -388,22 +392,31 @@ enum { COLUMN_PASS = 8 };
         }                                                                                          \
         for (; r < rows; r += COLUMN_PASS) {                                                       \
             const int64_t pass = rows - r < COLUMN_PASS ? rows - r : COLUMN_PASS;                  \
+            gp_mvec_##NAME nan_seen = {0};                                                         \
             for (int64_t j = 0; j < width; j += L) {                                               \
                 const int64_t n = width - j;                                                       \
-                gp_vec_##NAME a = load_vec_part_##NAME(acc + j, n, acc[j]);                        \
-                gp_mvec_##NAME open = ~nan_mask_##NAME(a);                                         \
+                const gp_vec_##NAME a = load_vec_part_##NAME(acc + j, n, acc[j]);                  \
                 ord_##NAME o = to_order_##NAME(a);                                                 \
+                gp_mvec_##NAME open = GP_IS_HALF(kind, size) ? ~nan_mask_##NAME(a) : (gp_mvec_##NAME){0}; \
                 for (int64_t p = 0; p < pass; ++p) {                                               \
                     const gp_lane_##NAME *row = x + (r + p) * stride + j;                          \
                     const gp_vec_##NAME v = load_vec_part_##NAME(row, n, row[0]);                  \
                     const ord_##NAME vo = to_order_##NAME(v);                                      \
-                    const gp_mvec_##NAME take =                                                    \
-                        open & (nan_mask_##NAME(v) | (gp_mvec_##NAME)BETTER(vo, o));               \
-                    o = GP_SELECT(gp_mvec_##NAME, take, vo, o);                                    \
-                    open &= ~nan_mask_##NAME(v);                                                   \
+                    if (GP_IS_HALF(kind, size)) {                                                  \
+                        const gp_mvec_##NAME take = open & (nan_mask_##NAME(v) | (gp_mvec_##NAME)BETTER(vo, o)); \
+                        o = GP_SELECT(gp_mvec_##NAME, take, vo, o);                                \
+                        open &= ~nan_mask_##NAME(v);                                               \
+                    } else {                                                                       \
+                        o = GP_SELECT(gp_mvec_##NAME, BETTER(vo, o), vo, o);                       \
+                        nan_seen |= nan_mask_##NAME(v);                                            \
+                    }                                                                              \
                 }                                                                                  \
                 GP_STORE_PART(acc + j, from_order_##NAME(o), n);                                   \
             }                                                                                      \
+            if (GP_IS_HALF(kind, size) || !any_lane_set(&nan_seen)) continue;                      \
+            for (int64_t j = 0; j < width; ++j)                                                    \
+                for (int64_t p = 0; p < pass && !is_nan_##NAME(acc[j]); ++p)                       \
+                    if (is_nan_##NAME(x[(r + p) * stride + j])) acc[j] = x[(r + p) * stride + j];  \
         }                                                                                          \
     }
 
@@ -428,7 +441,8 @@ enum { COLUMN_PASS = 8 };
         }                                                                                          \
     }
 
-/* Float sums and products along columns, in double. */
+/* Float sums and products along columns, in double; float32 and float16 sums add each pass's rows in
+ * float32 first (COLUMN_PASS - 1 roundings, where NumPy adds every row in float32). */
 #define GP_FLOAT_COLUMNS(NAME, kind, size)                                                         \
     static void f64_columns_sum_##NAME(const void *in, int64_t rows, int64_t stride, int64_t width,\
                                        void *accumulator, int first)                               \
@@ -439,6 +453,21 @@ enum { COLUMN_PASS = 8 };
             for (int64_t j = 0; j < width; ++j) acc[j] = -0.0;                                     \
         for (int64_t r = 0; r < rows; r += COLUMN_PASS) {                                          \
             const int64_t pass = rows - r < COLUMN_PASS ? rows - r : COLUMN_PASS;                  \
+            if (kind == 'f' && size <= 4) { /* float32 and float16: the pass's rows in float32 first */ \
+                for (int64_t j = 0; j < width; j += 16) {                                          \
+                    const int64_t n = width - j;                                                   \
+                    gp_f32x16 block = load_f32_part_##NAME(x + r * stride + j, n, zero_lane_##NAME()); \
+                    for (int64_t p = 1; p < pass; ++p)                                             \
+                        block += load_f32_part_##NAME(x + (r + p) * stride + j, n, zero_lane_##NAME()); \
+                    gp_f64x8 lo = load_f64_part_FLOAT64(acc + j, n, -0.0);                         \
+                    gp_f64x8 hi = load_f64_part_FLOAT64(acc + j + 8, n - 8, -0.0);                 \
+                    lo += __builtin_convertvector(__builtin_shufflevector(block, block, 0, 1, 2, 3, 4, 5, 6, 7), gp_f64x8); \
+                    hi += __builtin_convertvector(__builtin_shufflevector(block, block, 8, 9, 10, 11, 12, 13, 14, 15), gp_f64x8); \
+                    GP_STORE_PART(acc + j, lo, n);                                                 \
+                    if (n > 8) GP_STORE_PART(acc + j + 8, hi, n - 8);                              \
+                }                                                                                  \
+                continue;                                                                          \
+            }                                                                                      \
             for (int64_t j = 0; j < width; j += 8) {                                               \
                 const int64_t n = width - j;                                                       \
                 gp_f64x8 a = load_f64_part_FLOAT64(acc + j, n, -0.0);                              \
