@@ -16,9 +16,10 @@
 /* How a reduction or scan accumulates (see simd_kernels.h):
  *   GP_ACC_SAME  min/max, in the input's own type;
  *   GP_ACC_WORD  integer and bool sum/prod in 64-bit two's complement, wrapping as NumPy;
- *   GP_ACC_F64   in double: every float reduction, and scans with a float64 result;
- *   GP_ACC_F32   scans of float16/float32 with a float32 or float16 result: float32 lanes (NumPy's
- *                precision), the pieces' totals and offsets in double. */
+ *   GP_ACC_F64   in double: every float reduction but GP_ACC_F32's, and scans with a float64 result;
+ *   GP_ACC_F32   sums of float16/float32 with a float32 or float16 result: as GP_ACC_F64, except
+ *                that along columns blocks of 8 rows are added in float32 first; scans of them in
+ *                float32 lanes (NumPy's precision), the pieces' totals and offsets in double. */
 typedef enum { GP_ACC_SAME, GP_ACC_WORD, GP_ACC_F64, GP_ACC_F32, GP_NUM_ACCS } gp_acc_kind;
 
 /* A reduction's or scan's partial result: f for the float kinds, u for GP_ACC_WORD and for the
@@ -92,16 +93,17 @@ const gp_cpu_kernels *gp_cpu_kernels_get(void);
 int gp_cpu_kernels_select(const char *name);
 
 /* The accumulator kinds of a reduction (op, in, out) and of a scan (in, out). */
-static inline gp_acc_kind gp_reduce_acc(gp_op op, gp_dtype out)
-{
-    if (op == GP_MIN || op == GP_MAX) return GP_ACC_SAME;
-    return gp_dtype_is_float(out) ? GP_ACC_F64 : GP_ACC_WORD;
-}
-
 static inline gp_acc_kind gp_scan_acc(gp_dtype in, gp_dtype out)
 {
     if (!gp_dtype_is_float(out)) return GP_ACC_WORD;
     return (out == GP_FLOAT32 || out == GP_FLOAT16) && (in == GP_FLOAT32 || in == GP_FLOAT16) ? GP_ACC_F32 : GP_ACC_F64;
+}
+
+static inline gp_acc_kind gp_reduce_acc(gp_op op, gp_dtype in, gp_dtype out)
+{
+    if (op == GP_MIN || op == GP_MAX) return GP_ACC_SAME;
+    if (op == GP_SUM) return gp_scan_acc(in, out);
+    return gp_dtype_is_float(out) ? GP_ACC_F64 : GP_ACC_WORD;
 }
 
 #endif

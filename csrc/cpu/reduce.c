@@ -96,7 +96,7 @@ static gp_partial combiner_result(const reduce_job *job, combiner *c)
         fold_buffer(job, c);
         c->total.u = 0;
         memcpy(&c->total.u, c->buffer, (size_t)job->in_size);
-    } else if (job->acc == GP_ACC_F64 && job->desc->op == GP_SUM) {
+    } else if ((job->acc == GP_ACC_F64 || job->acc == GP_ACC_F32) && job->desc->op == GP_SUM) {
         double total = -0.0;
         for (int level = 0; c->count >> level; ++level)
             if ((c->count >> level) & 1) total = c->level[level] + total;
@@ -109,7 +109,7 @@ static gp_partial combiner_result(const reduce_job *job, combiner *c)
 static void store_result(const reduce_job *job, int64_t index, const gp_partial *p)
 {
     char *dst = job->out + index * job->out_size;
-    if (job->acc == GP_ACC_F64) gp_cpu_store(job->desc->out_dtype, &p->f, NULL, 1, dst);
+    if (job->acc == GP_ACC_F64 || job->acc == GP_ACC_F32) gp_cpu_store(job->desc->out_dtype, &p->f, NULL, 1, dst);
     else memcpy(dst, &p->u, (size_t)job->out_size); /* SAME: the input's type; WORD: 64-bit results */
 }
 
@@ -202,7 +202,7 @@ static void reduce_tile(const reduce_job *job, int64_t task)
     uint64_t acc[MAX_TILE]; /* the kind's accumulators: the input's type, uint64_t or double */
     job->columns(job->in + (outer * d->n * d->inner + first) * job->in_size, d->n, d->inner, width, acc, 1);
     char *dst = job->out + (outer * d->inner + first) * job->out_size;
-    if (job->acc == GP_ACC_F64)
+    if (job->acc == GP_ACC_F64 || job->acc == GP_ACC_F32)
         gp_cpu_store(d->out_dtype, (const double *)acc, NULL, width, dst);
     else
         memcpy(dst, acc, (size_t)(width * job->out_size));
@@ -239,7 +239,7 @@ int gp_cpu_reduce(const gp_call *call, gp_error *err)
     const gp_reduce_args *d = &call->reduce;
     const gp_cpu_kernels *kernels = gp_cpu_kernels_get();
     reduce_job job = {.desc = d, .in = call->in, .out = call->out};
-    job.acc = gp_reduce_acc(d->op, d->out_dtype);
+    job.acc = gp_reduce_acc(d->op, d->in_dtype, d->out_dtype);
     job.run = kernels->reduce_run[d->op][job.acc][d->in_dtype];
     job.columns = kernels->reduce_columns[d->op][job.acc][d->in_dtype];
     job.in_size = gp_dtype_size(d->in_dtype);

@@ -441,9 +441,33 @@ enum { COLUMN_PASS = 8 };
         }                                                                                          \
     }
 
-/* Float sums and products along columns, in double; float32 and float16 sums add each pass's rows in
- * float32 first (COLUMN_PASS - 1 roundings, where NumPy adds every row in float32). */
+/* Float sums and products along columns, in double; float32 and float16 sums with a float32 or
+ * float16 result (f32_columns_sum) add each pass's rows in float32 first (COLUMN_PASS - 1
+ * roundings, where NumPy adds every row in float32). */
 #define GP_FLOAT_COLUMNS(NAME, kind, size)                                                         \
+    static void f32_columns_sum_##NAME(const void *in, int64_t rows, int64_t stride, int64_t width,\
+                                       void *accumulator, int first)                               \
+    {                                                                                              \
+        const gp_lane_##NAME *x = in;                                                              \
+        double *acc = accumulator;                                                                 \
+        if (first)                                                                                 \
+            for (int64_t j = 0; j < width; ++j) acc[j] = -0.0;                                     \
+        for (int64_t r = 0; r < rows; r += COLUMN_PASS) {                                          \
+            const int64_t pass = rows - r < COLUMN_PASS ? rows - r : COLUMN_PASS;                  \
+            for (int64_t j = 0; j < width; j += 16) {                                              \
+                const int64_t n = width - j;                                                       \
+                gp_f32x16 block = load_f32_part_##NAME(x + r * stride + j, n, zero_lane_##NAME()); \
+                for (int64_t p = 1; p < pass; ++p)                                                 \
+                    block += load_f32_part_##NAME(x + (r + p) * stride + j, n, zero_lane_##NAME());\
+                gp_f64x8 lo = load_f64_part_FLOAT64(acc + j, n, -0.0);                             \
+                gp_f64x8 hi = load_f64_part_FLOAT64(acc + j + 8, n - 8, -0.0);                     \
+                lo += __builtin_convertvector(__builtin_shufflevector(block, block, 0, 1, 2, 3, 4, 5, 6, 7), gp_f64x8);\
+                hi += __builtin_convertvector(__builtin_shufflevector(block, block, 8, 9, 10, 11, 12, 13, 14, 15), gp_f64x8);\
+                GP_STORE_PART(acc + j, lo, n);                                                     \
+                if (n > 8) GP_STORE_PART(acc + j + 8, hi, n - 8);                                  \
+            }                                                                                      \
+        }                                                                                          \
+    }                                                                                              \
     static void f64_columns_sum_##NAME(const void *in, int64_t rows, int64_t stride, int64_t width,\
                                        void *accumulator, int first)                               \
     {                                                                                              \
@@ -453,21 +477,6 @@ enum { COLUMN_PASS = 8 };
             for (int64_t j = 0; j < width; ++j) acc[j] = -0.0;                                     \
         for (int64_t r = 0; r < rows; r += COLUMN_PASS) {                                          \
             const int64_t pass = rows - r < COLUMN_PASS ? rows - r : COLUMN_PASS;                  \
-            if (kind == 'f' && size <= 4) { /* float32 and float16: the pass's rows in float32 first */ \
-                for (int64_t j = 0; j < width; j += 16) {                                          \
-                    const int64_t n = width - j;                                                   \
-                    gp_f32x16 block = load_f32_part_##NAME(x + r * stride + j, n, zero_lane_##NAME()); \
-                    for (int64_t p = 1; p < pass; ++p)                                             \
-                        block += load_f32_part_##NAME(x + (r + p) * stride + j, n, zero_lane_##NAME()); \
-                    gp_f64x8 lo = load_f64_part_FLOAT64(acc + j, n, -0.0);                         \
-                    gp_f64x8 hi = load_f64_part_FLOAT64(acc + j + 8, n - 8, -0.0);                 \
-                    lo += __builtin_convertvector(__builtin_shufflevector(block, block, 0, 1, 2, 3, 4, 5, 6, 7), gp_f64x8); \
-                    hi += __builtin_convertvector(__builtin_shufflevector(block, block, 8, 9, 10, 11, 12, 13, 14, 15), gp_f64x8); \
-                    GP_STORE_PART(acc + j, lo, n);                                                 \
-                    if (n > 8) GP_STORE_PART(acc + j + 8, hi, n - 8);                              \
-                }                                                                                  \
-                continue;                                                                          \
-            }                                                                                      \
             for (int64_t j = 0; j < width; j += 8) {                                               \
                 const int64_t n = width - j;                                                       \
                 gp_f64x8 a = load_f64_part_FLOAT64(acc + j, n, -0.0);                              \
@@ -858,7 +867,11 @@ GP_TRANSPOSE_KERNEL(8)
         GP_REDUCE_ENTRY(NAME, GP_PROD, GP_ACC_WORD, word, prod)                                    \
     }                                                                                              \
     GP_REDUCE_ENTRY(NAME, GP_SUM, GP_ACC_F64, f64, sum)                                            \
-    GP_REDUCE_ENTRY(NAME, GP_PROD, GP_ACC_F64, f64, prod)
+    GP_REDUCE_ENTRY(NAME, GP_PROD, GP_ACC_F64, f64, prod)                                          \
+    if (kind == 'f' && size <= 4) {                                                                \
+        t.reduce_run[GP_SUM][GP_ACC_F32][GP_##NAME] = f64_run_sum_##NAME;                          \
+        t.reduce_columns[GP_SUM][GP_ACC_F32][GP_##NAME] = f32_columns_sum_##NAME;                  \
+    }
 
 #define GP_SCAN_ENTRY(NAME, ACC, PREFIX)                                                           \
     t.scan_total[ACC][GP_##NAME] = PREFIX##_scan_total_##NAME;                                     \
