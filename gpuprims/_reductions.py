@@ -52,7 +52,7 @@ class _Reduction:
     """What a reduction does that depends on its arguments and the input's dtype and ndim, not on
     the data: worked out once per distinct call (see _reduction) and reused."""
 
-    __slots__ = ("op_code", "cast", "backend_dtype", "finish", "moved", "split", "out_axes")
+    __slots__ = ("op_code", "cast", "backend_dtype", "finish", "moved", "split", "out_axes", "whole_shape")
 
     def __init__(self, op, in_dtype, ndim, axes, dtype, keepdims):
         if op in ("min", "max"):
@@ -79,9 +79,15 @@ class _Reduction:
             self.moved, self.split = kept + axes, (len(kept), ndim)
         # The result's axes: the input's kept axes, and with keepdims a 1 (None) for each reduced one.
         self.out_axes = tuple(None if axis in axes else axis for axis in range(ndim)) if keepdims else kept
+        # Reducing a host array whole (the commonest call) needs none of plan()'s general steps.
+        whole = self.cast is None and self.moved is None and self.split == (0, ndim)
+        self.whole_shape = (1,) * ndim if whole and keepdims else () if whole else None
 
     def plan(self, array, index):
         """The plan for `array` (at least one element) on backend device `index`."""
+        if self.whole_shape is not None and type(array) is np.ndarray:
+            return Plan(_core.reduce, array, (self.op_code, self.backend_dtype.num, 1, array.size, 1),
+                        self.whole_shape, self.backend_dtype, index, self.finish)
         shape = array.shape
         if self.cast is not None:
             array = array.astype(self.cast)
@@ -105,7 +111,7 @@ def _reduction(op, in_dtype, ndim, axis, dtype, keepdims):
         return _Reduction(op, in_dtype, ndim, reduced_axes(axis, ndim), _dtype_argument(op, dtype), keepdims)
 
 
-@functools.lru_cache(maxsize=1024)
+@functools.lru_cache(maxsize=1024, typed=True)  # typed: axis=1.0 or True must not hit axis=1
 def _cached_reduction(op, in_dtype, ndim, axis, dtype, keepdims):
     return _Reduction(op, in_dtype, ndim, reduced_axes(axis, ndim), _dtype_argument(op, dtype), keepdims)
 

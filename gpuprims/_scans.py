@@ -46,7 +46,7 @@ class _Scan:
                      self.exclusive), shape, self.backend_dtype, index, self.finish)
 
 
-@functools.lru_cache(maxsize=1024)
+@functools.lru_cache(maxsize=1024, typed=True)  # typed: axis=1.0 or True must not hit axis=1
 def _cached_scan(in_dtype, ndim, axis, dtype, exclusive):
     return _Scan(in_dtype, ndim, axis, dtype, exclusive)
 
