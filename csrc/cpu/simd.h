@@ -31,6 +31,9 @@ typedef uint32_t gp_u32x8 __attribute__((vector_size(32)));
 typedef int32_t gp_i32x8 __attribute__((vector_size(32)));
 typedef uint16_t gp_u16x16 __attribute__((vector_size(32)));
 typedef uint16_t gp_u16x8 __attribute__((vector_size(16)));
+typedef int16_t gp_i16x8 __attribute__((vector_size(16)));
+typedef uint8_t gp_u8x8 __attribute__((vector_size(8)));
+typedef int8_t gp_i8x8 __attribute__((vector_size(8)));
 
 /* The lane type of a storage type: itself, or uint16_t for float16's gp_half. */
 #define GP_LANE_TYPE(host_type) __typeof__(_Generic((host_type){0}, gp_half: (uint16_t)0, default: (host_type){0}))

@@ -44,6 +44,22 @@
 typedef uint16_t gp_u16x32 __attribute__((vector_size(64)));
 typedef int16_t gp_i16x32 __attribute__((vector_size(64)));
 
+/* ---- widening ------------------------------------------------------------------------------------ */
+
+/* 8 lanes widened to doubles or 64-bit words.  An instruction set's file may bring its own
+ * (GP_ISA_WIDEN): GCC 12 compiles __builtin_convertvector's widenings to 512-bit vectors as 128-bit
+ * pieces, four instructions where AVX-512 has one.  Every form gives the same bits. */
+#ifndef GP_ISA_WIDEN
+GP_INLINE gp_f64x8 gp_widen_f32(gp_f32x8 v) { return __builtin_convertvector(v, gp_f64x8); }
+GP_INLINE gp_f64x8 gp_widen_i32_f64(gp_i32x8 v) { return __builtin_convertvector(v, gp_f64x8); }
+GP_INLINE gp_u64x8 gp_widen_i32(gp_i32x8 v) { return __builtin_convertvector(v, gp_u64x8); }
+GP_INLINE gp_u64x8 gp_widen_u32(gp_u32x8 v) { return __builtin_convertvector(v, gp_u64x8); }
+GP_INLINE gp_u64x8 gp_widen_i16(gp_i16x8 v) { return __builtin_convertvector(v, gp_u64x8); }
+GP_INLINE gp_u64x8 gp_widen_u16(gp_u16x8 v) { return __builtin_convertvector(v, gp_u64x8); }
+GP_INLINE gp_u64x8 gp_widen_i8(gp_i8x8 v) { return __builtin_convertvector(v, gp_u64x8); }
+GP_INLINE gp_u64x8 gp_widen_u8(gp_u8x8 v) { return __builtin_convertvector(v, gp_u64x8); }
+#endif
+
 /* ---- float16 ------------------------------------------------------------------------------------ */
 
 /* 16 float16 bit patterns as floats (exact): the magnitude's bits shifted into a float's place and
@@ -62,7 +78,7 @@ GP_INLINE gp_f64x8 half8_to_f64(gp_u16x8 h)
 {
     const gp_u16x16 wide = __builtin_shufflevector(h, h, 0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 2, 3, 4, 5, 6, 7);
     const gp_f32x16 f = half16_to_f32(wide);
-    return __builtin_convertvector(__builtin_shufflevector(f, f, 0, 1, 2, 3, 4, 5, 6, 7), gp_f64x8);
+    return gp_widen_f32(__builtin_shufflevector(f, f, 0, 1, 2, 3, 4, 5, 6, 7));
 }
 
 /* 16 floats as float16 bit patterns, rounded to nearest even: normal results by rebiasing the
@@ -130,11 +146,12 @@ GP_INLINE double f64x8_product(gp_f64x8 v)
     return v[0] * v[1];
 }
 
-GP_INLINE gp_f64x8 f32x16_halves_sum(gp_f32x16 v)
+GP_INLINE gp_f64x8 f32x16_low(gp_f32x16 v) { return gp_widen_f32(__builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7)); }
+GP_INLINE gp_f64x8 f32x16_high(gp_f32x16 v)
 {
-    return __builtin_convertvector(__builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7), gp_f64x8) +
-           __builtin_convertvector(__builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15), gp_f64x8);
+    return gp_widen_f32(__builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15));
 }
+GP_INLINE gp_f64x8 f32x16_halves_sum(gp_f32x16 v) { return f32x16_low(v) + f32x16_high(v); }
 
 #define GP_ADD(a, b) ((a) + (b))
 #define GP_MULTIPLY(a, b) ((a) * (b))
@@ -150,6 +167,8 @@ GP_INLINE gp_f64x8 f32x16_halves_sum(gp_f32x16 v)
     GP_INLINE gp_f64x8 load_f64_##NAME(const gp_lane_##NAME *p)                                    \
     {                                                                                              \
         if (GP_IS_HALF(kind, size)) return half8_to_f64(GP_LOAD(gp_u16x8, p));                    \
+        if (kind == 'f' && size == 4) return gp_widen_f32(GP_LOAD(gp_f32x8, p));                  \
+        if (kind == 'i' && size == 4) return gp_widen_i32_f64(GP_LOAD(gp_i32x8, p));              \
         return __builtin_convertvector(GP_LOAD(gp_vec8_##NAME, p), gp_f64x8);                     \
     }                                                                                              \
     GP_INLINE gp_f32x16 load_f32_##NAME(const gp_lane_##NAME *p)                                   \
@@ -159,6 +178,10 @@ GP_INLINE gp_f64x8 f32x16_halves_sum(gp_f32x16 v)
     }                                                                                              \
     GP_INLINE gp_u64x8 load_word_##NAME(const gp_lane_##NAME *p)                                   \
     {                                                                                              \
+        const int is_signed = kind == 'i';                                                         \
+        if (size == 4) return is_signed ? gp_widen_i32(GP_LOAD(gp_i32x8, p)) : gp_widen_u32(GP_LOAD(gp_u32x8, p)); \
+        if (size == 2) return is_signed ? gp_widen_i16(GP_LOAD(gp_i16x8, p)) : gp_widen_u16(GP_LOAD(gp_u16x8, p)); \
+        if (size == 1) return is_signed ? gp_widen_i8(GP_LOAD(gp_i8x8, p)) : gp_widen_u8(GP_LOAD(gp_u8x8, p)); \
         return __builtin_convertvector(GP_LOAD(gp_vec8_##NAME, p), gp_u64x8);                     \
     }                                                                                              \
     GP_INLINE gp_f64x8 load_f64_part_##NAME(const gp_lane_##NAME *p, int64_t n, gp_lane_##NAME fill) \
@@ -461,8 +484,8 @@ enum { COLUMN_PASS = 8 };
                     block += load_f32_part_##NAME(x + (r + p) * stride + j, n, zero_lane_##NAME());\
                 gp_f64x8 lo = load_f64_part_FLOAT64(acc + j, n, -0.0);                             \
                 gp_f64x8 hi = load_f64_part_FLOAT64(acc + j + 8, n - 8, -0.0);                     \
-                lo += __builtin_convertvector(__builtin_shufflevector(block, block, 0, 1, 2, 3, 4, 5, 6, 7), gp_f64x8);\
-                hi += __builtin_convertvector(__builtin_shufflevector(block, block, 8, 9, 10, 11, 12, 13, 14, 15), gp_f64x8);\
+                lo += f32x16_low(block);                                                           \
+                hi += f32x16_high(block);                                                          \
                 GP_STORE_PART(acc + j, lo, n);                                                     \
                 if (n > 8) GP_STORE_PART(acc + j + 8, hi, n - 8);                                  \
             }                                                                                      \

@@ -9,7 +9,12 @@
  * the short path / streaming crossovers measured on the H200 (float32 from pageable memory, short path
  * vs streamed, ms): sum 16 MiB 0.98 vs 1.21, 32 MiB 1.89 vs 1.30; prefix_sum 2 MiB 0.31 vs 0.22;
  * convolve 2 MiB 0.33 vs 0.24 (7 taps); convolve2d 2 MiB 0.32 vs 0.22 (5 x 5); transpose 2 MiB 0.30 vs
- * 0.27 (2 MiB was the smallest size measured). */
+ * 0.27 (2 MiB was the smallest size measured).
+ *
+ * The CPU constants (cpu_fixed_us, cpu_gbps, cpu_gmacs) predate the CPU backend of issue 14 (vector
+ * loops, all cores): they describe the scalar one-thread backend, which was 2-16x slower, so the
+ * model now sends to the GPU some calls the CPU would finish first.  They are to be measured again
+ * on the GPU machine. */
 #include "contract/copy_layout.h"
 #include "cpu/cpu_backend.h"
 #include "planner/primitives.h"

@@ -4,6 +4,7 @@ A plain script, not a test (pytest does not collect it: no ``test_`` prefix)::
 
     python tests/perf/cpu_targets.py                # every row, all cores
     python tests/perf/cpu_targets.py --quick        # fewer sizes and dtypes
+    python tests/perf/cpu_targets.py --accuracy     # float32 sum error against NumPy's, 2^10 .. 2^26
     GPUPRIMS_NUM_THREADS=1 python tests/perf/cpu_targets.py --only reduce
 
 Every time is the best of several samples in this one process; a sample is a loop of calls long
@@ -157,6 +158,29 @@ def run_small_calls(table, rng, dtypes):
             table.row(f"{op} {dtype} 64 elements", "64", gp_s, np_s, 1.5, memcpy_time(a))
 
 
+def run_accuracy(exponents, arrays):
+    """The float32 sum error against a float64 reference (numpy.sum(a, dtype=float64) of the same
+    float32 data), gpuprims against NumPy's pairwise sum: mean |error| over `arrays` arrays per size,
+    and how many arrays gpuprims was further from the reference than NumPy."""
+    print(f"{'data':8s} {'size':>6s} {'gpuprims |err|':>15s} {'NumPy |err|':>13s} {'NumPy/gp':>9s} {'gp worse':>9s}")
+    for kind in ("uniform", "normal"):
+        rng = np.random.default_rng(26)
+        for exponent in exponents:
+            ours = numpys = 0.0
+            worse = 0
+            for _ in range(arrays):
+                n = 1 << exponent
+                a = (rng.random(n, dtype=np.float32) if kind == "uniform"
+                     else rng.standard_normal(n, dtype=np.float32))
+                exact = np.sum(a, dtype=np.float64)
+                gp_error = abs(float(gpuprims.sum(a, device="cpu")) - exact)
+                np_error = abs(float(np.sum(a)) - exact)
+                ours, numpys, worse = ours + gp_error, numpys + np_error, worse + (gp_error > np_error)
+            ratio = f"{numpys / ours:9.1f}" if ours > 0 else f"{'inf':>9s}"
+            print(f"{kind:8s} {'2^' + str(exponent):>6s} {ours / arrays:15.3e} {numpys / arrays:13.3e} {ratio} "
+                  f"{worse:>5d}/{arrays}", flush=True)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="float32 only, sizes 2^10, 2^16, 2^22")
@@ -164,6 +188,8 @@ def main(argv=None):
                         help="comma list of reduce, scan, convolve, transpose, small")
     parser.add_argument("--dtypes", default=",".join(DTYPES))
     parser.add_argument("--sizes", default=None, help="comma list of power-of-two exponents")
+    parser.add_argument("--accuracy", action="store_true",
+                        help="print the float32 sum accuracy table (2^10 .. 2^26) instead of timings")
     args = parser.parse_args(argv)
     dtypes = args.dtypes.split(",")
     exponents = [10, 16, 20, 22, 24]
@@ -172,6 +198,9 @@ def main(argv=None):
     if args.sizes:
         exponents = [int(x) for x in args.sizes.split(",")]
     only = set(args.only.split(","))
+    if args.accuracy:
+        run_accuracy(range(10, 27, 2), 10)
+        return
     threads = gpuprims.get_num_threads() if hasattr(gpuprims, "get_num_threads") else 1
     rng = np.random.default_rng(14)
     table = Table()
