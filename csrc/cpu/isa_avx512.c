@@ -15,8 +15,8 @@
 
 #include "cpu/simd.h"
 
-/* Widenings in one instruction each (see simd_kernels.h): exact, so the same bits as the generic
- * ones. */
+/* Hooks (see simd_kernels.h), each the generic code's bits in fewer instructions.  Widenings: one
+ * instruction each, exact. */
 #define GP_ISA_WIDEN 1
 #define WIDEN static inline __attribute__((always_inline))
 WIDEN gp_f64x8 gp_widen_f32(gp_f32x8 v) { return (gp_f64x8)_mm512_cvtps_pd((__m256)v); }
@@ -28,6 +28,29 @@ WIDEN gp_u64x8 gp_widen_u16(gp_u16x8 v) { return (gp_u64x8)_mm512_cvtepu16_epi64
 WIDEN __m128i low_half(gp_u8x8 v) { return (__m128i)__builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 2, 3, 4, 5, 6, 7); }
 WIDEN gp_u64x8 gp_widen_i8(gp_i8x8 v) { return (gp_u64x8)_mm512_cvtepi8_epi64(low_half((gp_u8x8)v)); }
 WIDEN gp_u64x8 gp_widen_u8(gp_u8x8 v) { return (gp_u64x8)_mm512_cvtepu8_epi64(low_half(v)); }
+
+/* float32/float64 min and max as VMINPS/VMAXPS (dst = src1 < src2 ? src1 : src2, src2 on NaNs and
+ * ties: the generic selections' bits); the flags are the lanes that stayed ordered, in a mask
+ * register that each compare masks in turn. */
+#define GP_ISA_FLOAT_MINMAX 1
+typedef __mmask16 gp_nans32;
+typedef __mmask8 gp_nans64;
+WIDEN gp_nans32 gp_no_nans32(void) { return (gp_nans32)0xffff; }
+WIDEN gp_nans64 gp_no_nans64(void) { return (gp_nans64)0xff; }
+WIDEN gp_f32x16 gp_min_f32(gp_f32x16 v, gp_f32x16 a) { return (gp_f32x16)_mm512_min_ps((__m512)v, (__m512)a); }
+WIDEN gp_f32x16 gp_max_f32(gp_f32x16 v, gp_f32x16 a) { return (gp_f32x16)_mm512_max_ps((__m512)v, (__m512)a); }
+WIDEN gp_f64x8 gp_min_f64(gp_f64x8 v, gp_f64x8 a) { return (gp_f64x8)_mm512_min_pd((__m512d)v, (__m512d)a); }
+WIDEN gp_f64x8 gp_max_f64(gp_f64x8 v, gp_f64x8 a) { return (gp_f64x8)_mm512_max_pd((__m512d)v, (__m512d)a); }
+WIDEN gp_nans32 gp_nans_f32(gp_nans32 ordered, gp_f32x16 v)
+{
+    return _mm512_mask_cmp_ps_mask(ordered, (__m512)v, (__m512)v, _CMP_ORD_Q);
+}
+WIDEN gp_nans64 gp_nans_f64(gp_nans64 ordered, gp_f64x8 v)
+{
+    return _mm512_mask_cmp_pd_mask(ordered, (__m512d)v, (__m512d)v, _CMP_ORD_Q);
+}
+WIDEN int gp_any_nans32(gp_nans32 ordered) { return ordered != 0xffff; }
+WIDEN int gp_any_nans64(gp_nans64 ordered) { return ordered != 0xff; }
 #undef WIDEN
 
 #define GP_ISA_NAME "avx512"

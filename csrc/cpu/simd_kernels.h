@@ -60,6 +60,33 @@ GP_INLINE gp_u64x8 gp_widen_i8(gp_i8x8 v) { return __builtin_convertvector(v, gp
 GP_INLINE gp_u64x8 gp_widen_u8(gp_u8x8 v) { return __builtin_convertvector(v, gp_u64x8); }
 #endif
 
+/* ---- float32 and float64 min/max ---------------------------------------------------------------- */
+
+/* v or a, whichever is smaller (larger): a when they are equal or either is a NaN, which is what
+ * x86's MINPS/MAXPS do; and NaN flags gathered over vectors.  AVX-512's file brings its own
+ * (GP_ISA_FLOAT_MINMAX), with the flags in a mask register: GCC builds these from a compare, a
+ * blend and a trip through a general register. */
+#ifndef GP_ISA_FLOAT_MINMAX
+typedef gp_i32x16 gp_nans32;
+typedef gp_i64x8 gp_nans64;
+GP_INLINE gp_f32x16 gp_min_f32(gp_f32x16 v, gp_f32x16 a) { return GP_SELECT(gp_i32x16, v < a, v, a); }
+GP_INLINE gp_f32x16 gp_max_f32(gp_f32x16 v, gp_f32x16 a) { return GP_SELECT(gp_i32x16, v > a, v, a); }
+GP_INLINE gp_f64x8 gp_min_f64(gp_f64x8 v, gp_f64x8 a) { return GP_SELECT(gp_i64x8, v < a, v, a); }
+GP_INLINE gp_f64x8 gp_max_f64(gp_f64x8 v, gp_f64x8 a) { return GP_SELECT(gp_i64x8, v > a, v, a); }
+GP_INLINE gp_nans32 gp_no_nans32(void) { return (gp_nans32){0}; }
+GP_INLINE gp_nans64 gp_no_nans64(void) { return (gp_nans64){0}; }
+GP_INLINE gp_nans32 gp_nans_f32(gp_nans32 seen, gp_f32x16 v) { return seen | (gp_i32x16)(v != v); }
+GP_INLINE gp_nans64 gp_nans_f64(gp_nans64 seen, gp_f64x8 v) { return seen | (gp_i64x8)(v != v); }
+GP_INLINE int gp_any_nans32(gp_nans32 seen)
+{
+    uint64_t words[8], any = 0;
+    memcpy(words, &seen, sizeof words);
+    for (int j = 0; j < 8; ++j) any |= words[j];
+    return any != 0;
+}
+GP_INLINE int gp_any_nans64(gp_nans64 seen) { return gp_any_nans32((gp_nans32)seen); }
+#endif
+
 /* ---- float16 ------------------------------------------------------------------------------------ */
 
 /* 16 float16 bit patterns as floats (exact): the magnitude's bits shifted into a float's place and
@@ -270,23 +297,36 @@ GP_INLINE int any_lane_set(const void *mask)
 }
 
 /* The min (BETTER = GP_LESS) or max (GP_GREATER) of count contiguous elements: four accumulators of
- * whole vectors, the tail padded with the first element. */
+ * whole vectors, the tail padded with the first element.  The selections pass NaNs by; flags of
+ * NaN lanes are kept beside them, and when one is set the piece's first NaN is the result.
+ * float32 and float64 go through gp_min_f32 ... (the same selections, an instruction each where
+ * the instruction set has one). */
 #define GP_MINMAX_RUN(NAME, kind, size, OP, BETTER)                                                \
     static void minmax_run_##OP##_##NAME(const void *in, int64_t count, gp_partial *partial)       \
     {                                                                                              \
-        enum { L = GP_VEC_BYTES / size };                                                          \
+        enum { L = GP_VEC_BYTES / size, F32 = kind == 'f' && size == 4, F64 = kind == 'f' && size == 8 }; \
         const gp_lane_##NAME *x = in;                                                              \
         const ord_##NAME first = to_order_##NAME(GP_SPLAT(gp_vec_##NAME, x[0]));                   \
         ord_##NAME acc[4] = {first, first, first, first};                                          \
         gp_mvec_##NAME nan = {0};                                                                  \
+        gp_nans32 nans32[4] = {gp_no_nans32(), gp_no_nans32(), gp_no_nans32(), gp_no_nans32()};    \
+        gp_nans64 nans64[4] = {gp_no_nans64(), gp_no_nans64(), gp_no_nans64(), gp_no_nans64()};    \
         int64_t k = 0;                                                                             \
         for (; k + 4 * L <= count; k += 4 * L)                                                     \
             GP_UNROLL(4)                                                                           \
             for (int u = 0; u < 4; ++u) {                                                          \
                 const gp_vec_##NAME v = GP_LOAD(gp_vec_##NAME, x + k + u * L);                      \
-                const ord_##NAME o = to_order_##NAME(v);                                           \
-                nan |= nan_mask_##NAME(v);                                                         \
-                acc[u] = GP_SELECT(gp_mvec_##NAME, BETTER(o, acc[u]), o, acc[u]);                  \
+                if (F32) {                                                                         \
+                    acc[u] = (ord_##NAME)gp_##OP##_f32((gp_f32x16)v, (gp_f32x16)acc[u]);           \
+                    nans32[u] = gp_nans_f32(nans32[u], (gp_f32x16)v);                              \
+                } else if (F64) {                                                                  \
+                    acc[u] = (ord_##NAME)gp_##OP##_f64((gp_f64x8)v, (gp_f64x8)acc[u]);             \
+                    nans64[u] = gp_nans_f64(nans64[u], (gp_f64x8)v);                               \
+                } else {                                                                           \
+                    const ord_##NAME o = to_order_##NAME(v);                                       \
+                    nan |= nan_mask_##NAME(v);                                                     \
+                    acc[u] = GP_SELECT(gp_mvec_##NAME, BETTER(o, acc[u]), o, acc[u]);              \
+                }                                                                                  \
             }                                                                                      \
         for (; k < count; k += L) {                                                                \
             const gp_vec_##NAME v = load_vec_part_##NAME(x + k, count - k, x[0]);                  \
@@ -294,7 +334,11 @@ GP_INLINE int any_lane_set(const void *mask)
             nan |= nan_mask_##NAME(v);                                                             \
             acc[0] = GP_SELECT(gp_mvec_##NAME, BETTER(o, acc[0]), o, acc[0]);                      \
         }                                                                                          \
-        if (any_lane_set(&nan)) {                                                                  \
+        int any_nan = any_lane_set(&nan);                                                          \
+        GP_UNROLL(4)                                                                               \
+        for (int u = 0; u < 4; ++u)                                                                \
+            any_nan |= (F32 && gp_any_nans32(nans32[u])) || (F64 && gp_any_nans64(nans64[u]));     \
+        if (any_nan) {                                                                             \
             for (k = 0; !is_nan_##NAME(x[k]); ++k) continue;                                       \
             partial->u = 0;                                                                        \
             memcpy(&partial->u, x + k, size);                                                      \
