@@ -51,6 +51,28 @@ WIDEN gp_nans64 gp_nans_f64(gp_nans64 ordered, gp_f64x8 v)
 }
 WIDEN int gp_any_nans32(gp_nans32 ordered) { return ordered != 0xffff; }
 WIDEN int gp_any_nans64(gp_nans64 ordered) { return ordered != 0xff; }
+
+/* Lane shifts as VALIGND/VALIGNQ: the window of (z, v) that starts `by` lanes before v. */
+#define GP_ISA_LANE_SHIFTS 1
+WIDEN gp_f32x16 gp_shift_f32(gp_f32x16 v, gp_f32x16 z, int by)
+{
+    const __m512i a = (__m512i)v, b = (__m512i)z;
+    switch (by) {
+    case 1: return (gp_f32x16)_mm512_alignr_epi32(a, b, 15);
+    case 2: return (gp_f32x16)_mm512_alignr_epi32(a, b, 14);
+    case 4: return (gp_f32x16)_mm512_alignr_epi32(a, b, 12);
+    default: return (gp_f32x16)_mm512_alignr_epi32(a, b, 8);
+    }
+}
+WIDEN gp_u64x8 gp_shift_u64(gp_u64x8 v, gp_u64x8 z, int by)
+{
+    const __m512i a = (__m512i)v, b = (__m512i)z;
+    switch (by) {
+    case 1: return (gp_u64x8)_mm512_alignr_epi64(a, b, 7);
+    case 2: return (gp_u64x8)_mm512_alignr_epi64(a, b, 6);
+    default: return (gp_u64x8)_mm512_alignr_epi64(a, b, 4);
+    }
+}
 #undef WIDEN
 
 #define GP_ISA_NAME "avx512"

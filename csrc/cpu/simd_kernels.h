@@ -583,9 +583,11 @@ GP_DTYPES(GP_COLUMN_KERNELS)
 
 /* ---- scans --------------------------------------------------------------------------------------- */
 
-/* In-register inclusive scans (Hillis-Steele: log2(lanes) shifted additions; shifted-in lanes hold
- * `zero`, the identity), and the shift by one lane that makes them exclusive. */
-GP_INLINE gp_f32x16 f32x16_shift(gp_f32x16 v, gp_f32x16 z, int by)
+/* Lanes shifted up by `by` (1, 2, 4 or 8; a constant), the first `by` lanes from z.  AVX-512's file
+ * brings its own (GP_ISA_LANE_SHIFTS): VALIGND/VALIGNQ, where GCC builds a two-table permute with
+ * register copies. */
+#ifndef GP_ISA_LANE_SHIFTS
+GP_INLINE gp_f32x16 gp_shift_f32(gp_f32x16 v, gp_f32x16 z, int by)
 {
     switch (by) {
     case 1: return __builtin_shufflevector(v, z, 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14);
@@ -595,12 +597,26 @@ GP_INLINE gp_f32x16 f32x16_shift(gp_f32x16 v, gp_f32x16 z, int by)
     }
 }
 
+GP_INLINE gp_u64x8 gp_shift_u64(gp_u64x8 v, gp_u64x8 z, int by)
+{
+    switch (by) {
+    case 1: return __builtin_shufflevector(v, z, 8, 0, 1, 2, 3, 4, 5, 6);
+    case 2: return __builtin_shufflevector(v, z, 8, 9, 0, 1, 2, 3, 4, 5);
+    default: return __builtin_shufflevector(v, z, 8, 9, 10, 11, 0, 1, 2, 3);
+    }
+}
+#endif
+
+GP_INLINE gp_f64x8 gp_shift_f64(gp_f64x8 v, gp_f64x8 z, int by) { return (gp_f64x8)gp_shift_u64((gp_u64x8)v, (gp_u64x8)z, by); }
+
+/* In-register inclusive scans (Hillis-Steele: log2(lanes) shifted additions; shifted-in lanes hold
+ * `zero`, the identity), and each vector's last lane in every lane. */
 GP_INLINE gp_f32x16 f32x16_scan(gp_f32x16 v, gp_f32x16 z)
 {
-    v += f32x16_shift(v, z, 1);
-    v += f32x16_shift(v, z, 2);
-    v += f32x16_shift(v, z, 4);
-    return v + f32x16_shift(v, z, 8);
+    v += gp_shift_f32(v, z, 1);
+    v += gp_shift_f32(v, z, 2);
+    v += gp_shift_f32(v, z, 4);
+    return v + gp_shift_f32(v, z, 8);
 }
 
 GP_INLINE gp_f32x16 f32x16_last(gp_f32x16 v)
@@ -608,25 +624,16 @@ GP_INLINE gp_f32x16 f32x16_last(gp_f32x16 v)
     return __builtin_shufflevector(v, v, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15);
 }
 
-/* The same for 8 lanes of doubles or 64-bit words (TYPE). */
-#define GP_SCAN8(TYPE)                                                                             \
-    GP_INLINE TYPE TYPE##_shift(TYPE v, TYPE z, int by)                                            \
-    {                                                                                              \
-        switch (by) {                                                                              \
-        case 1: return __builtin_shufflevector(v, z, 8, 0, 1, 2, 3, 4, 5, 6);                      \
-        case 2: return __builtin_shufflevector(v, z, 8, 9, 0, 1, 2, 3, 4, 5);                      \
-        default: return __builtin_shufflevector(v, z, 8, 9, 10, 11, 0, 1, 2, 3);                   \
-        }                                                                                          \
-    }                                                                                              \
+#define GP_SCAN8(TYPE, SHIFT)                                                                      \
     GP_INLINE TYPE TYPE##_scan(TYPE v, TYPE z)                                                     \
     {                                                                                              \
-        v += TYPE##_shift(v, z, 1);                                                                \
-        v += TYPE##_shift(v, z, 2);                                                                \
-        return v + TYPE##_shift(v, z, 4);                                                          \
+        v += SHIFT(v, z, 1);                                                                       \
+        v += SHIFT(v, z, 2);                                                                       \
+        return v + SHIFT(v, z, 4);                                                                 \
     }                                                                                              \
     GP_INLINE TYPE TYPE##_last(TYPE v) { return __builtin_shufflevector(v, v, 7, 7, 7, 7, 7, 7, 7, 7); }
-GP_SCAN8(gp_f64x8)
-GP_SCAN8(gp_u64x8)
+GP_SCAN8(gp_f64x8, gp_shift_f64)
+GP_SCAN8(gp_u64x8, gp_shift_u64)
 #undef GP_SCAN8
 
 
@@ -640,27 +647,33 @@ GP_SCAN8(gp_u64x8)
     {                                                                                              \
         const gp_lane_##NAME *x = in;                                                              \
         gp_u64x8 t = {0};                                                                          \
-        for (int64_t k = 0; k < count; k += 8) t += load_word_part_##NAME(x + k, count - k, 0);    \
+        int64_t k = 0;                                                                             \
+        for (; k + 8 <= count; k += 8) t += load_word_##NAME(x + k);                               \
+        if (k < count) t += load_word_part_##NAME(x + k, count - k, 0);                            \
         uint64_t sum = 0;                                                                          \
         for (int j = 0; j < 8; ++j) sum += t[j];                                                   \
         total->u = sum;                                                                            \
     }                                                                                              \
-    static void word_scan_run_##NAME(const void *in, int64_t count, void *out, int exclusive, int half_out, \
-                                     const gp_partial *offset, gp_partial *total)                  \
+    GP_INLINE void word_scan_step_##NAME(gp_u64x8 v, uint64_t *y, int64_t n, const int exclusive,  \
+                                         gp_u64x8 *carry, gp_u64x8 *t)                             \
+    {                                                                                              \
+        const gp_u64x8 zero = {0};                                                                 \
+        const gp_u64x8 s = gp_u64x8_scan(v, zero);                                                 \
+        GP_STORE_PART(y, (exclusive ? gp_shift_u64(s, zero, 1) : s) + *carry, n);                  \
+        *carry += gp_u64x8_last(s);                                                                \
+        *t += v;                                                                                   \
+    }                                                                                              \
+    GP_INLINE void word_scan_body_##NAME(const void *in, int64_t count, void *out, const int exclusive, int half_out, \
+                                         const gp_partial *offset, gp_partial *total)              \
     {                                                                                              \
         (void)half_out;                                                                            \
         const gp_lane_##NAME *x = in;                                                              \
         uint64_t *y = out;                                                                         \
-        const gp_u64x8 zero = {0};                                                                 \
-        gp_u64x8 carry = GP_SPLAT(gp_u64x8, offset->u), t = zero;                                  \
-        for (int64_t k = 0; k < count; k += 8) {                                                   \
-            const gp_u64x8 v = load_word_part_##NAME(x + k, count - k, 0);                         \
-            const gp_u64x8 s = gp_u64x8_scan(v, zero);                                             \
-            const gp_u64x8 r = (exclusive ? gp_u64x8_shift(s, zero, 1) : s) + carry;               \
-            GP_STORE_PART(y + k, r, count - k);                                                    \
-            carry += gp_u64x8_last(s);                                                             \
-            t += v;                                                                                \
-        }                                                                                          \
+        gp_u64x8 carry = GP_SPLAT(gp_u64x8, offset->u), t = {0};                                   \
+        int64_t k = 0;                                                                             \
+        for (; k + 8 <= count; k += 8) word_scan_step_##NAME(load_word_##NAME(x + k), y + k, 8, exclusive, &carry, &t); \
+        if (k < count)                                                                             \
+            word_scan_step_##NAME(load_word_part_##NAME(x + k, count - k, 0), y + k, count - k, exclusive, &carry, &t); \
         uint64_t sum = 0;                                                                          \
         for (int j = 0; j < 8; ++j) sum += t[j];                                                   \
         total->u = sum;                                                                            \
@@ -669,55 +682,67 @@ GP_SCAN8(gp_u64x8)
     {                                                                                              \
         const gp_lane_##NAME *x = in;                                                              \
         gp_f64x8 t = GP_SPLAT(gp_f64x8, -0.0);                                                     \
-        for (int64_t k = 0; k < count; k += 8) t += load_f64_part_##NAME(x + k, count - k, zero_lane_##NAME()); \
+        int64_t k = 0;                                                                             \
+        for (; k + 8 <= count; k += 8) t += load_f64_##NAME(x + k);                                \
+        if (k < count) t += load_f64_part_##NAME(x + k, count - k, zero_lane_##NAME());            \
         total->f = f64x8_sum(t);                                                                   \
     }                                                                                              \
-    static void f64_scan_run_##NAME(const void *in, int64_t count, void *out, int exclusive, int half_out, \
-                                    const gp_partial *offset, gp_partial *total)                   \
+    GP_INLINE void f64_scan_step_##NAME(gp_f64x8 v, double *y, int64_t n, const int exclusive,     \
+                                        gp_f64x8 *carry, gp_f64x8 *t)                              \
+    {                                                                                              \
+        const gp_f64x8 zero = GP_SPLAT(gp_f64x8, -0.0);                                            \
+        const gp_f64x8 s = gp_f64x8_scan(v, zero);                                                 \
+        GP_STORE_PART(y, (exclusive ? gp_shift_f64(s, zero, 1) : s) + *carry, n);                  \
+        *carry += gp_f64x8_last(s);                                                                \
+        *t += v;                                                                                   \
+    }                                                                                              \
+    GP_INLINE void f64_scan_body_##NAME(const void *in, int64_t count, void *out, const int exclusive, int half_out, \
+                                        const gp_partial *offset, gp_partial *total)               \
     {                                                                                              \
         (void)half_out;                                                                            \
         const gp_lane_##NAME *x = in;                                                              \
         double *y = out;                                                                           \
-        const gp_f64x8 zero = GP_SPLAT(gp_f64x8, -0.0);                                            \
-        gp_f64x8 carry = GP_SPLAT(gp_f64x8, offset->f), t = zero;                                  \
-        for (int64_t k = 0; k < count; k += 8) {                                                   \
-            const gp_f64x8 v = load_f64_part_##NAME(x + k, count - k, zero_lane_##NAME());         \
-            const gp_f64x8 s = gp_f64x8_scan(v, zero);                                             \
-            const gp_f64x8 r = (exclusive ? gp_f64x8_shift(s, zero, 1) : s) + carry;               \
-            GP_STORE_PART(y + k, r, count - k);                                                    \
-            carry += gp_f64x8_last(s);                                                             \
-            t += v;                                                                                \
-        }                                                                                          \
+        gp_f64x8 carry = GP_SPLAT(gp_f64x8, offset->f), t = GP_SPLAT(gp_f64x8, -0.0);              \
+        int64_t k = 0;                                                                             \
+        for (; k + 8 <= count; k += 8) f64_scan_step_##NAME(load_f64_##NAME(x + k), y + k, 8, exclusive, &carry, &t); \
+        if (k < count)                                                                             \
+            f64_scan_step_##NAME(load_f64_part_##NAME(x + k, count - k, zero_lane_##NAME()), y + k, count - k, \
+                                 exclusive, &carry, &t);                                           \
         total->f = f64x8_sum(t);                                                                   \
     }                                                                                              \
     static void f32_scan_total_##NAME(const void *in, int64_t count, gp_partial *total)            \
     {                                                                                              \
         const gp_lane_##NAME *x = in;                                                              \
         gp_f64x8 t = GP_SPLAT(gp_f64x8, -0.0);                                                     \
-        for (int64_t k = 0; k < count; k += 16)                                                    \
-            t += f32x16_halves_sum(load_f32_part_##NAME(x + k, count - k, zero_lane_##NAME()));    \
+        int64_t k = 0;                                                                             \
+        for (; k + 16 <= count; k += 16) t += f32x16_halves_sum(load_f32_##NAME(x + k));           \
+        if (k < count) t += f32x16_halves_sum(load_f32_part_##NAME(x + k, count - k, zero_lane_##NAME())); \
         total->f = f64x8_sum(t);                                                                   \
     }                                                                                              \
-    static void f32_scan_run_##NAME(const void *in, int64_t count, void *out, int exclusive, int half_out, \
-                                    const gp_partial *offset, gp_partial *total)                   \
+    GP_INLINE void f32_scan_step_##NAME(gp_f32x16 v, void *out, int64_t n, const int exclusive, int half_out, \
+                                        gp_f32x16 *carry, gp_f64x8 *t)                             \
+    {                                                                                              \
+        const gp_f32x16 zero = GP_SPLAT(gp_f32x16, -0.0f);                                         \
+        const gp_f32x16 s = f32x16_scan(v, zero);                                                  \
+        const gp_f32x16 r = (exclusive ? gp_shift_f32(s, zero, 1) : s) + *carry;                   \
+        if (half_out) GP_STORE_PART((uint16_t *)out, f32_to_half16(r), n);                         \
+        else GP_STORE_PART((float *)out, r, n);                                                    \
+        *carry += f32x16_last(s);                                                                  \
+        *t += f32x16_halves_sum(v);                                                                \
+    }                                                                                              \
+    GP_INLINE void f32_scan_body_##NAME(const void *in, int64_t count, void *out, const int exclusive, int half_out, \
+                                        const gp_partial *offset, gp_partial *total)               \
     {                                                                                              \
         const gp_lane_##NAME *x = in;                                                              \
-        const gp_f32x16 zero = GP_SPLAT(gp_f32x16, -0.0f);                                         \
+        const int64_t out_size = half_out ? 2 : 4;                                                 \
         gp_f32x16 carry = GP_SPLAT(gp_f32x16, (float)offset->f);                                   \
         gp_f64x8 t = GP_SPLAT(gp_f64x8, -0.0);                                                     \
-        for (int64_t k = 0; k < count; k += 16) {                                                  \
-            const gp_f32x16 v = load_f32_part_##NAME(x + k, count - k, zero_lane_##NAME());        \
-            const gp_f32x16 s = f32x16_scan(v, zero);                                              \
-            const gp_f32x16 r = (exclusive ? f32x16_shift(s, zero, 1) : s) + carry;                \
-            if (half_out) {                                                                        \
-                const gp_u16x16 h = f32_to_half16(r);                                              \
-                GP_STORE_PART((uint16_t *)out + k, h, count - k);                                  \
-            } else {                                                                               \
-                GP_STORE_PART((float *)out + k, r, count - k);                                     \
-            }                                                                                      \
-            carry += f32x16_last(s);                                                               \
-            t += f32x16_halves_sum(v);                                                             \
-        }                                                                                          \
+        int64_t k = 0;                                                                             \
+        for (; k + 16 <= count; k += 16)                                                           \
+            f32_scan_step_##NAME(load_f32_##NAME(x + k), (char *)out + k * out_size, 16, exclusive, half_out, &carry, &t); \
+        if (k < count)                                                                             \
+            f32_scan_step_##NAME(load_f32_part_##NAME(x + k, count - k, zero_lane_##NAME()), (char *)out + k * out_size, \
+                                 count - k, exclusive, half_out, &carry, &t);                      \
         total->f = f64x8_sum(t);                                                                   \
     }
 
@@ -782,8 +807,20 @@ GP_SCAN8(gp_u64x8)
             }                                                                                      \
     }
 
+/* The entries: the bodies above with `exclusive` a constant, so that its test leaves the loop. */
+#define GP_SCAN_RUN(NAME, PREFIX)                                                                  \
+    static void PREFIX##_scan_run_##NAME(const void *in, int64_t count, void *out, int exclusive, int half_out, \
+                                         const gp_partial *offset, gp_partial *total)              \
+    {                                                                                              \
+        if (exclusive) PREFIX##_scan_body_##NAME(in, count, out, 1, half_out, offset, total);      \
+        else PREFIX##_scan_body_##NAME(in, count, out, 0, half_out, offset, total);                \
+    }
+
 #define GP_ALL_SCAN_KERNELS(NAME, numpy_name, kind, size, host_type, device_type)                 \
     GP_SCAN_KERNELS(NAME, kind, size)                                                              \
+    GP_SCAN_RUN(NAME, word)                                                                        \
+    GP_SCAN_RUN(NAME, f64)                                                                         \
+    GP_SCAN_RUN(NAME, f32)                                                                         \
     GP_SCAN_COLUMN_KERNELS(NAME, kind, size)
 GP_DTYPES(GP_ALL_SCAN_KERNELS)
 #undef GP_ALL_SCAN_KERNELS
