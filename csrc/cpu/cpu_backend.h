@@ -13,12 +13,9 @@ int gp_cpu_scan(const gp_call *call, gp_error *err);      /* scan.c */
 int gp_cpu_correlate(const gp_call *call, gp_error *err); /* correlate.c */
 int gp_cpu_copy(const gp_call *call, gp_error *err);      /* copy.c: C-contiguous copy of a strided view */
 
-/* elements.c: count elements of dtype t to or from doubles (f non-NULL; any dtype) or else 64-bit
- * two's complement words (u; integer and bool dtypes; narrower integers keep the low bits on the way
- * back: NumPy's wrap-around).  float16 is rounded correctly to nearest even from double. */
-void gp_cpu_load(gp_dtype t, const void *src, int64_t count, double *f, uint64_t *u);
-void gp_cpu_store(gp_dtype t, const double *f, const uint64_t *u, int64_t count, void *dst);
-/* float16 to float (exact) and back (rounded to nearest even). */
+/* elements.c: count doubles as float dtype t (GP_FLOAT16, GP_FLOAT32 or GP_FLOAT64), each rounded
+ * once to nearest even; float16 to float (exact) and back (rounded to nearest even). */
+void gp_cpu_store_doubles(gp_dtype t, const double *f, int64_t count, void *dst);
 void gp_cpu_half_to_float(const gp_half *src, int64_t count, float *dst);
 void gp_cpu_half_from_float(const float *src, int64_t count, gp_half *dst);
 

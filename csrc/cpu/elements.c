@@ -1,6 +1,7 @@
-/* Element conversion of the CPU backend, generated from the dtype table (GP_DTYPES): to and from
- * the accumulators' doubles and 64-bit words. */
+/* Scalar element conversions of the CPU backend: double and float results to their float dtypes,
+ * and float16 to float and back (the vector loops have their own, simd_kernels.h). */
 #include <math.h>
+#include <string.h>
 
 #include "cpu/cpu_backend.h"
 
@@ -30,53 +31,14 @@ static gp_half half_from_double(double x)
     return (gp_half){sign | (uint16_t)bits}; /* units == 2048 carries into the exponent, up to infinity */
 }
 
-static double as_double(double x) { return x; }
-static uint64_t as_word(int64_t x) { return (uint64_t)x; } /* sign-extends: 64-bit two's complement */
-static uint64_t word_as_is(uint64_t u) { return u; }        /* narrowed by the assignment: wraps */
-static uint64_t half_as_word(gp_half h) { return h.bits; }  /* floats never take the word path */
-static gp_half half_from_word(uint64_t u) { return (gp_half){(uint16_t)u}; }
-
-/* The conversion each storage type takes, picked by type (float16 has its own); the other types
- * convert implicitly, through the function's parameter or in the assignment of its result. */
-#define TO_DOUBLE(x) _Generic((x), gp_half: half_to_double, default: as_double)(x)
-#define TO_WORD(x) _Generic((x), gp_half: half_as_word, default: as_word)(x)
-#define FROM_DOUBLE(slot, x) _Generic((slot), gp_half: half_from_double, default: as_double)(x)
-#define FROM_WORD(slot, x) _Generic((slot), gp_half: half_from_word, default: word_as_is)(x)
-
-void gp_cpu_load(gp_dtype t, const void *src, int64_t count, double *f, uint64_t *u)
+void gp_cpu_store_doubles(gp_dtype t, const double *f, int64_t count, void *dst)
 {
-    switch (t) {
-#define LOAD_CASE(NAME, numpy_name, kind, size, host_type, device_type)                             \
-    case GP_##NAME: {                                                                              \
-        const host_type *s = (const host_type *)src;                                               \
-        if (f)                                                                                     \
-            for (int64_t k = 0; k < count; ++k) f[k] = TO_DOUBLE(s[k]);                            \
-        else                                                                                       \
-            for (int64_t k = 0; k < count; ++k) u[k] = TO_WORD(s[k]);                              \
-        break;                                                                                     \
-    }
-        GP_DTYPES(LOAD_CASE)
-#undef LOAD_CASE
-    default: break;
-    }
-}
-
-void gp_cpu_store(gp_dtype t, const double *f, const uint64_t *u, int64_t count, void *dst)
-{
-    switch (t) {
-#define STORE_CASE(NAME, numpy_name, kind, size, host_type, device_type)                            \
-    case GP_##NAME: {                                                                              \
-        host_type *d = (host_type *)dst;                                                           \
-        if (f)                                                                                     \
-            for (int64_t k = 0; k < count; ++k) d[k] = FROM_DOUBLE(d[k], f[k]);                   \
-        else                                                                                       \
-            for (int64_t k = 0; k < count; ++k) d[k] = FROM_WORD(d[k], u[k]);                     \
-        break;                                                                                     \
-    }
-        GP_DTYPES(STORE_CASE)
-#undef STORE_CASE
-    default: break;
-    }
+    if (t == GP_FLOAT16)
+        for (int64_t k = 0; k < count; ++k) ((gp_half *)dst)[k] = half_from_double(f[k]);
+    else if (t == GP_FLOAT32)
+        for (int64_t k = 0; k < count; ++k) ((float *)dst)[k] = (float)f[k];
+    else
+        memcpy(dst, f, (size_t)count * sizeof *f);
 }
 
 void gp_cpu_half_to_float(const gp_half *src, int64_t count, float *dst)

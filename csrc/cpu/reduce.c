@@ -109,7 +109,7 @@ static gp_partial combiner_result(const reduce_job *job, combiner *c)
 static void store_result(const reduce_job *job, int64_t index, const gp_partial *p)
 {
     char *dst = job->out + index * job->out_size;
-    if (job->acc == GP_ACC_F64 || job->acc == GP_ACC_F32) gp_cpu_store(job->desc->out_dtype, &p->f, NULL, 1, dst);
+    if (job->acc == GP_ACC_F64 || job->acc == GP_ACC_F32) gp_cpu_store_doubles(job->desc->out_dtype, &p->f, 1, dst);
     else memcpy(dst, &p->u, (size_t)job->out_size); /* SAME: the input's type; WORD: 64-bit results */
 }
 
@@ -203,7 +203,7 @@ static void reduce_tile(const reduce_job *job, int64_t task)
     job->columns(job->in + (outer * d->n * d->inner + first) * job->in_size, d->n, d->inner, width, acc, 1);
     char *dst = job->out + (outer * d->inner + first) * job->out_size;
     if (job->acc == GP_ACC_F64 || job->acc == GP_ACC_F32)
-        gp_cpu_store(d->out_dtype, (const double *)acc, NULL, width, dst);
+        gp_cpu_store_doubles(d->out_dtype, (const double *)acc, width, dst);
     else
         memcpy(dst, acc, (size_t)(width * job->out_size));
 }
