@@ -7,6 +7,7 @@
  *     square tiles small enough that the tile's source and destination lines stay in L1.
  * The threads take strips of planes (64 tile-axis elements) or of rows: every element is copied
  * once, so the cut changes nothing. */
+#include <stddef.h>
 #include <string.h>
 
 #include "contract/copy_layout.h"
