@@ -5,6 +5,7 @@ A plain script, not a test (pytest does not collect it: no ``test_`` prefix)::
     python tests/perf/cpu_targets.py                # every row, all cores
     python tests/perf/cpu_targets.py --quick        # fewer sizes and dtypes
     python tests/perf/cpu_targets.py --accuracy     # float32 sum error against NumPy's, 2^10 .. 2^26
+    python tests/perf/cpu_targets.py --threshold    # call times by thread count (the parallel threshold)
     GPUPRIMS_NUM_THREADS=1 python tests/perf/cpu_targets.py --only reduce
 
 Every time is the best of several samples in this one process; a sample is a loop of calls long
@@ -181,6 +182,26 @@ def run_accuracy(exponents, arrays):
                   f"{worse:>5d}/{arrays}", flush=True)
 
 
+def run_threshold(exponents):
+    """Public-call times (us) of sum and max by thread count, to check the parallel threshold
+    (GP_CPU_PART_BYTES in csrc/cpu/parallel.h: two threads from 128 KiB on the 2-core machine)."""
+    counts = sorted({1, 2, 4, 8, 16, gpuprims.get_num_threads()} & set(range(1, gpuprims.get_num_threads() + 1)))
+    print(f"{'case':16s} {'size':>6s} " + " ".join(f"{str(c) + ' thr':>9s}" for c in counts))
+    rng = np.random.default_rng(12)
+    before = gpuprims.get_num_threads()
+    for dtype in ("float32", "int32"):
+        for op in ("sum", "max", "cumsum"):
+            for exponent in exponents:
+                a = data(rng, dtype, 1 << exponent)
+                row = []
+                for count in counts:
+                    gpuprims.set_num_threads(count)
+                    row.append(best_time(lambda: getattr(gpuprims, op)(a, device="cpu"), min_sample_s=0.01, samples=9))
+                print(f"{op + ' ' + dtype:16s} {'2^' + str(exponent):>6s} " + " ".join(f"{t * 1e6:9.2f}" for t in row),
+                      flush=True)
+    gpuprims.set_num_threads(before)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="float32 only, sizes 2^10, 2^16, 2^22")
@@ -188,6 +209,8 @@ def main(argv=None):
                         help="comma list of reduce, scan, convolve, transpose, small")
     parser.add_argument("--dtypes", default=",".join(DTYPES))
     parser.add_argument("--sizes", default=None, help="comma list of power-of-two exponents")
+    parser.add_argument("--threshold", action="store_true",
+                        help="print sum/max/cumsum call times by thread count, 2^12 .. 2^20, instead")
     parser.add_argument("--accuracy", action="store_true",
                         help="print the float32 sum accuracy table (2^10 .. 2^26) instead of timings")
     args = parser.parse_args(argv)
@@ -200,6 +223,9 @@ def main(argv=None):
     only = set(args.only.split(","))
     if args.accuracy:
         run_accuracy(range(10, 27, 2), 10)
+        return
+    if args.threshold:
+        run_threshold(range(12, 21))
         return
     threads = gpuprims.get_num_threads() if hasattr(gpuprims, "get_num_threads") else 1
     rng = np.random.default_rng(14)
