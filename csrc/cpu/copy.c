@@ -156,7 +156,7 @@ int gp_cpu_copy(const gp_call *call, gp_error *err)
     }
     job.tasks = job.pieces * job.strips;
     job.parts = gp_cpu_parts((double)count * (double)c->elem_size, job.tasks);
-    gp_pool_for(job.parts, job.tasks, gp_cpu_grain((double)count * (double)c->elem_size / (double)job.tasks), copy_range,
+    gp_pool_for(job.parts, job.tasks, gp_cpu_grain((double)count * (double)c->elem_size / (double)job.tasks, job.tasks, job.parts), copy_range,
                 &job);
     return 0;
 }

@@ -196,7 +196,7 @@ int gp_cpu_correlate(const gp_call *call, gp_error *err)
         parallel_run run = {.job = &job};
         atomic_init(&run.failed, 0);
         const double task_macs = (double)BLOCK * (double)taps;
-        gp_pool_for(job.parts, job.tasks, gp_cpu_grain(task_macs / 2.0), run_range_of_tasks, &run);
+        gp_pool_for(job.parts, job.tasks, gp_cpu_grain(task_macs / 2.0, job.tasks, job.parts), run_range_of_tasks, &run);
         failed = atomic_load(&run.failed);
     }
     free(half_mask);

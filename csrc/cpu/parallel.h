@@ -32,11 +32,17 @@ static inline int gp_cpu_parts(double bytes, int64_t tasks)
     return parts < 1 ? 1 : parts;
 }
 
-/* Tasks per grain of gp_pool_for for tasks moving `task_bytes` each: about GP_CPU_PART_BYTES / 2
- * a grain, so that claiming grains costs little against the work. */
-static inline int64_t gp_cpu_grain(double task_bytes)
+/* Tasks per grain of gp_pool_for, for `tasks` tasks moving `task_bytes` each shared by `parts`
+ * threads: about GP_CPU_GRAIN_BYTES a grain, so that a thread reads long runs of memory (threads
+ * taking every other 32 KiB row read 25 % slower than either alone, the prefetchers restarting at
+ * every row), but four grains a part at the least, so that a late thread can be made up for. */
+enum { GP_CPU_GRAIN_BYTES = 256 * 1024 };
+
+static inline int64_t gp_cpu_grain(double task_bytes, int64_t tasks, int parts)
 {
-    const double grain = (GP_CPU_PART_BYTES / 2) / (task_bytes > 1.0 ? task_bytes : 1.0);
+    double grain = GP_CPU_GRAIN_BYTES / (task_bytes > 1.0 ? task_bytes : 1.0);
+    const double most = (double)tasks / (4.0 * parts);
+    if (grain > most) grain = most;
     return grain < 1.0 ? 1 : (int64_t)grain;
 }
 

@@ -177,7 +177,7 @@ static int reduce_rows(reduce_job *job)
         return 0;
     }
     const double task_bytes = (double)(job->partials ? (d->n < GP_CPU_PIECE ? d->n : GP_CPU_PIECE) : d->n) * job->in_size;
-    gp_pool_for(job->parts, job->tasks, gp_cpu_grain(task_bytes), rows_range, job);
+    gp_pool_for(job->parts, job->tasks, gp_cpu_grain(task_bytes, job->tasks, job->parts), rows_range, job);
     if (job->partials != NULL) {
         for (int64_t row = 0; row < d->outer; ++row) {
             combiner c;
@@ -229,7 +229,7 @@ static int reduce_columns(reduce_job *job)
         for (int64_t task = 0; task < job->tasks; ++task) reduce_tile(job, task);
         return 0;
     }
-    gp_pool_for(job->parts, job->tasks, gp_cpu_grain((double)d->n * (double)job->tile * (double)job->in_size),
+    gp_pool_for(job->parts, job->tasks, gp_cpu_grain((double)d->n * (double)job->tile * (double)job->in_size, job->tasks, job->parts),
                 tiles_range, job);
     return 0;
 }

@@ -114,13 +114,13 @@ static void scan_rows(scan_job *job)
     if (job->offsets == NULL) {
         job->tasks = d->outer;
         const double row_bytes = (double)d->n * (double)(job->in_size + job->out_size);
-        if (job->parts > 1) gp_pool_for(job->parts, job->tasks, gp_cpu_grain(row_bytes), rows_range, job);
+        if (job->parts > 1) gp_pool_for(job->parts, job->tasks, gp_cpu_grain(row_bytes, job->tasks, job->parts), rows_range, job);
         else
             for (int64_t row = 0; row < d->outer; ++row) scan_row(job, row);
         return;
     }
     job->tasks = d->outer * job->pieces;
-    const int64_t grain = gp_cpu_grain((double)GP_CPU_PIECE * (double)(job->in_size + job->out_size));
+    const int64_t grain = gp_cpu_grain((double)GP_CPU_PIECE * (double)(job->in_size + job->out_size), job->tasks, job->parts);
     gp_pool_for(job->parts, job->tasks, grain, totals_range, job);
     for (int64_t row = 0; row < d->outer; ++row) { /* the totals become offsets, in piece order */
         gp_partial offset = first_offset(job);
@@ -164,7 +164,7 @@ static void scan_columns(scan_job *job)
     job->tasks = d->outer * job->tiles;
     job->parts = gp_cpu_parts(bytes, job->tasks);
     const double tile_bytes = (double)d->n * (double)job->tile * (double)(job->in_size + job->out_size);
-    if (job->parts > 1) gp_pool_for(job->parts, job->tasks, gp_cpu_grain(tile_bytes), tiles_range, job);
+    if (job->parts > 1) gp_pool_for(job->parts, job->tasks, gp_cpu_grain(tile_bytes, job->tasks, job->parts), tiles_range, job);
     else
         for (int64_t task = 0; task < job->tasks; ++task) scan_tile(job, task);
 }
