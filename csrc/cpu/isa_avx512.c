@@ -13,21 +13,22 @@
 #pragma GCC target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma")
 #endif
 
+#define GP_NATIVE_BYTES 64
 #include "cpu/simd.h"
 
 /* Hooks (see simd_kernels.h), each the generic code's bits in fewer instructions.  Widenings: one
  * instruction each, exact. */
 #define GP_ISA_WIDEN 1
 #define WIDEN static inline __attribute__((always_inline))
-WIDEN gp_f64x8 gp_widen_f32(gp_f32x8 v) { return (gp_f64x8)_mm512_cvtps_pd((__m256)v); }
-WIDEN gp_f64x8 gp_widen_i32_f64(gp_i32x8 v) { return (gp_f64x8)_mm512_cvtepi32_pd((__m256i)v); }
-WIDEN gp_u64x8 gp_widen_i32(gp_i32x8 v) { return (gp_u64x8)_mm512_cvtepi32_epi64((__m256i)v); }
-WIDEN gp_u64x8 gp_widen_u32(gp_u32x8 v) { return (gp_u64x8)_mm512_cvtepu32_epi64((__m256i)v); }
-WIDEN gp_u64x8 gp_widen_i16(gp_i16x8 v) { return (gp_u64x8)_mm512_cvtepi16_epi64((__m128i)v); }
-WIDEN gp_u64x8 gp_widen_u16(gp_u16x8 v) { return (gp_u64x8)_mm512_cvtepu16_epi64((__m128i)v); }
-WIDEN __m128i low_half(gp_u8x8 v) { return (__m128i)__builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 2, 3, 4, 5, 6, 7); }
-WIDEN gp_u64x8 gp_widen_i8(gp_i8x8 v) { return (gp_u64x8)_mm512_cvtepi8_epi64(low_half((gp_u8x8)v)); }
-WIDEN gp_u64x8 gp_widen_u8(gp_u8x8 v) { return (gp_u64x8)_mm512_cvtepu8_epi64(low_half(v)); }
+WIDEN gp_f64v gp_widen_f32(gp_f32h v) { return (gp_f64v)_mm512_cvtps_pd((__m256)v); }
+WIDEN gp_f64v gp_widen_i32_f64(gp_i32h v) { return (gp_f64v)_mm512_cvtepi32_pd((__m256i)v); }
+WIDEN gp_u64v gp_widen_i32(gp_i32h v) { return (gp_u64v)_mm512_cvtepi32_epi64((__m256i)v); }
+WIDEN gp_u64v gp_widen_u32(gp_u32h v) { return (gp_u64v)_mm512_cvtepu32_epi64((__m256i)v); }
+WIDEN gp_u64v gp_widen_i16(gp_i16q v) { return (gp_u64v)_mm512_cvtepi16_epi64((__m128i)v); }
+WIDEN gp_u64v gp_widen_u16(gp_u16q v) { return (gp_u64v)_mm512_cvtepu16_epi64((__m128i)v); }
+WIDEN __m128i low_half(gp_u8e v) { return (__m128i)__builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 2, 3, 4, 5, 6, 7); }
+WIDEN gp_u64v gp_widen_i8(gp_i8e v) { return (gp_u64v)_mm512_cvtepi8_epi64(low_half((gp_u8e)v)); }
+WIDEN gp_u64v gp_widen_u8(gp_u8e v) { return (gp_u64v)_mm512_cvtepu8_epi64(low_half(v)); }
 
 /* float32/float64 min and max as VMINPS/VMAXPS (dst = src1 < src2 ? src1 : src2, src2 on NaNs and
  * ties: the generic selections' bits); the flags are the lanes that stayed ordered, in a mask
@@ -37,40 +38,40 @@ typedef __mmask16 gp_nans32;
 typedef __mmask8 gp_nans64;
 WIDEN gp_nans32 gp_no_nans32(void) { return (gp_nans32)0xffff; }
 WIDEN gp_nans64 gp_no_nans64(void) { return (gp_nans64)0xff; }
-WIDEN gp_f32x16 gp_min_f32(gp_f32x16 v, gp_f32x16 a) { return (gp_f32x16)_mm512_min_ps((__m512)v, (__m512)a); }
-WIDEN gp_f32x16 gp_max_f32(gp_f32x16 v, gp_f32x16 a) { return (gp_f32x16)_mm512_max_ps((__m512)v, (__m512)a); }
-WIDEN gp_f64x8 gp_min_f64(gp_f64x8 v, gp_f64x8 a) { return (gp_f64x8)_mm512_min_pd((__m512d)v, (__m512d)a); }
-WIDEN gp_f64x8 gp_max_f64(gp_f64x8 v, gp_f64x8 a) { return (gp_f64x8)_mm512_max_pd((__m512d)v, (__m512d)a); }
-WIDEN gp_nans32 gp_nans_f32(gp_nans32 ordered, gp_f32x16 v)
+WIDEN gp_f32v gp_min_f32(gp_f32v v, gp_f32v a) { return (gp_f32v)_mm512_min_ps((__m512)v, (__m512)a); }
+WIDEN gp_f32v gp_max_f32(gp_f32v v, gp_f32v a) { return (gp_f32v)_mm512_max_ps((__m512)v, (__m512)a); }
+WIDEN gp_f64v gp_min_f64(gp_f64v v, gp_f64v a) { return (gp_f64v)_mm512_min_pd((__m512d)v, (__m512d)a); }
+WIDEN gp_f64v gp_max_f64(gp_f64v v, gp_f64v a) { return (gp_f64v)_mm512_max_pd((__m512d)v, (__m512d)a); }
+WIDEN gp_nans32 gp_nans_f32(gp_nans32 ordered, gp_f32v v)
 {
     return _mm512_mask_cmp_ps_mask(ordered, (__m512)v, (__m512)v, _CMP_ORD_Q);
 }
-WIDEN gp_nans64 gp_nans_f64(gp_nans64 ordered, gp_f64x8 v)
+WIDEN gp_nans64 gp_nans_f64(gp_nans64 ordered, gp_f64v v)
 {
     return _mm512_mask_cmp_pd_mask(ordered, (__m512d)v, (__m512d)v, _CMP_ORD_Q);
 }
 WIDEN int gp_any_nans32(gp_nans32 ordered) { return ordered != 0xffff; }
 WIDEN int gp_any_nans64(gp_nans64 ordered) { return ordered != 0xff; }
 
-/* Lane shifts as VALIGND/VALIGNQ: the window of (z, v) that starts `by` lanes before v. */
+/* Lane windows as VALIGND/VALIGNQ: (a, b) from `by` lanes before b. */
 #define GP_ISA_LANE_SHIFTS 1
-WIDEN gp_f32x16 gp_shift_f32(gp_f32x16 v, gp_f32x16 z, int by)
+WIDEN gp_f32v gp_window_f32(gp_f32v a, gp_f32v b, int by)
 {
-    const __m512i a = (__m512i)v, b = (__m512i)z;
+    const __m512i low = (__m512i)a, high = (__m512i)b;
     switch (by) {
-    case 1: return (gp_f32x16)_mm512_alignr_epi32(a, b, 15);
-    case 2: return (gp_f32x16)_mm512_alignr_epi32(a, b, 14);
-    case 4: return (gp_f32x16)_mm512_alignr_epi32(a, b, 12);
-    default: return (gp_f32x16)_mm512_alignr_epi32(a, b, 8);
+    case 1: return (gp_f32v)_mm512_alignr_epi32(high, low, 15);
+    case 2: return (gp_f32v)_mm512_alignr_epi32(high, low, 14);
+    case 4: return (gp_f32v)_mm512_alignr_epi32(high, low, 12);
+    default: return (gp_f32v)_mm512_alignr_epi32(high, low, 8);
     }
 }
-WIDEN gp_u64x8 gp_shift_u64(gp_u64x8 v, gp_u64x8 z, int by)
+WIDEN gp_u64v gp_window_u64(gp_u64v a, gp_u64v b, int by)
 {
-    const __m512i a = (__m512i)v, b = (__m512i)z;
+    const __m512i low = (__m512i)a, high = (__m512i)b;
     switch (by) {
-    case 1: return (gp_u64x8)_mm512_alignr_epi64(a, b, 7);
-    case 2: return (gp_u64x8)_mm512_alignr_epi64(a, b, 6);
-    default: return (gp_u64x8)_mm512_alignr_epi64(a, b, 4);
+    case 1: return (gp_u64v)_mm512_alignr_epi64(high, low, 7);
+    case 2: return (gp_u64v)_mm512_alignr_epi64(high, low, 6);
+    default: return (gp_u64v)_mm512_alignr_epi64(high, low, 4);
     }
 }
 #undef WIDEN

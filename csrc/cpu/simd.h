@@ -1,15 +1,19 @@
-/* The CPU backend's vectors: GCC's and Clang's generic vector types, of one logical width on every
- * machine.
+/* The CPU backend's vectors: GCC's and Clang's generic vector types, in the instruction set's
+ * native width, arranged as 64-byte logical vectors.
  *
- * A vector here is 64 bytes (16 floats, 8 doubles) whatever the instruction set: the compiler
- * lowers each operation to one AVX-512 instruction, two AVX2 ones or four SSE2 or NEON ones.  The
- * lanes, the order of every addition and so every result are the same on each path; the
- * instruction set changes only the speed.  Loads and stores go through memcpy, which compiles to
- * unaligned vector moves.
+ * Each isa_*.c sets GP_NATIVE_BYTES before it includes simd_kernels.h: 64 for AVX-512, 32 for
+ * AVX2, and the default 16 for the baseline (SSE2 on x86-64, Advanced SIMD on aarch64).  Every
+ * vector the kernels use is native: GCC 12 compiles generic vectors wider than the machine's
+ * registers badly (their comparisons element by element, arrays of them through memory).
+ *
+ * The kernels' order of operations is defined on logical vectors of 64 bytes (16 floats, 8
+ * doubles, 8 64-bit words): a logical vector is GP_PARTS native ones, lanes in order, and each
+ * instruction set performs the same operations on the same lanes, so every path computes the same
+ * bits; only the speed differs.  Loads and stores go through memcpy, which compiles to unaligned
+ * vector moves.
  *
  * The lane types come from the dtype table: a dtype's storage type, except float16, whose lanes are
- * its bits (uint16_t).  Every type below is generated per dtype: gp_lane_NAME, and vectors of it
- * gp_vec_NAME (64 bytes), gp_vec8_NAME and gp_vec16_NAME (8 and 16 lanes). */
+ * its bits (uint16_t). */
 #ifndef GP_CPU_SIMD_H
 #define GP_CPU_SIMD_H
 
@@ -18,22 +22,35 @@
 
 #include "contract/gp_dtype.h"
 
-enum { GP_VEC_BYTES = 64 };
+#ifndef GP_NATIVE_BYTES
+#define GP_NATIVE_BYTES 16
+#endif
 
-typedef float gp_f32x16 __attribute__((vector_size(64)));
-typedef float gp_f32x8 __attribute__((vector_size(32)));
-typedef double gp_f64x8 __attribute__((vector_size(64)));
-typedef uint64_t gp_u64x8 __attribute__((vector_size(64)));
-typedef int64_t gp_i64x8 __attribute__((vector_size(64)));
-typedef uint32_t gp_u32x16 __attribute__((vector_size(64)));
-typedef int32_t gp_i32x16 __attribute__((vector_size(64)));
-typedef uint32_t gp_u32x8 __attribute__((vector_size(32)));
-typedef int32_t gp_i32x8 __attribute__((vector_size(32)));
-typedef uint16_t gp_u16x16 __attribute__((vector_size(32)));
-typedef uint16_t gp_u16x8 __attribute__((vector_size(16)));
-typedef int16_t gp_i16x8 __attribute__((vector_size(16)));
-typedef uint8_t gp_u8x8 __attribute__((vector_size(8)));
-typedef int8_t gp_i8x8 __attribute__((vector_size(8)));
+enum {
+    GP_LOGICAL_BYTES = 64,
+    GP_PARTS = GP_LOGICAL_BYTES / GP_NATIVE_BYTES, /* native vectors per logical one */
+    GP_NL64 = GP_NATIVE_BYTES / 8,                 /* lanes of 8 bytes in a native vector */
+    GP_NL32 = GP_NATIVE_BYTES / 4                  /* lanes of 4 bytes */
+};
+
+/* Native vectors, and the narrower element vectors that widen into them: GP_NL64 elements of 4, 2
+ * and 1 bytes (into 64-bit lanes), GP_NL32 float16 bit patterns (into floats). */
+typedef float gp_f32v __attribute__((vector_size(GP_NATIVE_BYTES)));
+typedef double gp_f64v __attribute__((vector_size(GP_NATIVE_BYTES)));
+typedef uint64_t gp_u64v __attribute__((vector_size(GP_NATIVE_BYTES)));
+typedef int64_t gp_i64v __attribute__((vector_size(GP_NATIVE_BYTES)));
+typedef uint32_t gp_u32v __attribute__((vector_size(GP_NATIVE_BYTES)));
+typedef int32_t gp_i32v __attribute__((vector_size(GP_NATIVE_BYTES)));
+typedef uint16_t gp_u16v __attribute__((vector_size(GP_NATIVE_BYTES)));
+typedef int16_t gp_i16v __attribute__((vector_size(GP_NATIVE_BYTES)));
+typedef float gp_f32h __attribute__((vector_size(GP_NATIVE_BYTES / 2)));
+typedef int32_t gp_i32h __attribute__((vector_size(GP_NATIVE_BYTES / 2)));
+typedef uint32_t gp_u32h __attribute__((vector_size(GP_NATIVE_BYTES / 2)));
+typedef uint16_t gp_u16h __attribute__((vector_size(GP_NATIVE_BYTES / 2)));
+typedef int16_t gp_i16q __attribute__((vector_size(GP_NATIVE_BYTES / 4)));
+typedef uint16_t gp_u16q __attribute__((vector_size(GP_NATIVE_BYTES / 4)));
+typedef int8_t gp_i8e __attribute__((vector_size(GP_NATIVE_BYTES / 8)));
+typedef uint8_t gp_u8e __attribute__((vector_size(GP_NATIVE_BYTES / 8)));
 
 /* The lane type of a storage type: itself, or uint16_t for float16's gp_half. */
 #define GP_LANE_TYPE(host_type) __typeof__(_Generic((host_type){0}, gp_half: (uint16_t)0, default: (host_type){0}))
@@ -46,17 +63,18 @@ typedef int8_t gp_i8x8 __attribute__((vector_size(8)));
     __typeof__(_Generic((char(*)[size])0, char(*)[1]: (int8_t)0, char(*)[2]: (int16_t)0,            \
                         char(*)[4]: (int32_t)0, default: (int64_t)0))
 
-/* Per dtype: the lanes, vectors of them (64 bytes, 8 and 16 lanes), the lanes' bits as unsigned
- * integers (gp_bvec_NAME) and the masks comparisons give (gp_mvec_NAME). */
+/* Per dtype: the lanes, a native vector of them (gp_vec_NAME), the lanes' bits as unsigned integers
+ * (gp_bvec_NAME), the masks comparisons give (gp_mvec_NAME), and GP_NL64 and GP_NL32 elements
+ * (gp_vec64_NAME, gp_vec32_NAME: what widens into a native vector of 8- or 4-byte lanes). */
 #define GP_SIMD_TYPES(NAME, numpy_name, kind, size, host_type, device_type)                        \
     typedef GP_LANE_TYPE(host_type) gp_lane_##NAME;                                                \
     typedef GP_UINT_OF_SIZE(size) gp_bits_##NAME;                                                  \
-    typedef gp_bits_##NAME gp_bvec_##NAME __attribute__((vector_size(GP_VEC_BYTES)));              \
+    typedef gp_bits_##NAME gp_bvec_##NAME __attribute__((vector_size(GP_NATIVE_BYTES)));           \
     typedef GP_INT_OF_SIZE(size) gp_mask_##NAME;                                                   \
-    typedef gp_mask_##NAME gp_mvec_##NAME __attribute__((vector_size(GP_VEC_BYTES)));              \
-    typedef gp_lane_##NAME gp_vec_##NAME __attribute__((vector_size(GP_VEC_BYTES)));               \
-    typedef gp_lane_##NAME gp_vec8_##NAME __attribute__((vector_size(8 * size)));                  \
-    typedef gp_lane_##NAME gp_vec16_##NAME __attribute__((vector_size(16 * size)));
+    typedef gp_mask_##NAME gp_mvec_##NAME __attribute__((vector_size(GP_NATIVE_BYTES)));           \
+    typedef gp_lane_##NAME gp_vec_##NAME __attribute__((vector_size(GP_NATIVE_BYTES)));            \
+    typedef gp_lane_##NAME gp_vec64_##NAME __attribute__((vector_size(GP_NL64 * size)));           \
+    typedef gp_lane_##NAME gp_vec32_##NAME __attribute__((vector_size(GP_NL32 * size)));
 GP_DTYPES(GP_SIMD_TYPES)
 #undef GP_SIMD_TYPES
 
