@@ -53,6 +53,17 @@ WIDEN gp_nans64 gp_nans_f64(gp_nans64 ordered, gp_f64v v)
 WIDEN int gp_any_nans32(gp_nans32 ordered) { return ordered != 0xffff; }
 WIDEN int gp_any_nans64(gp_nans64 ordered) { return ordered != 0xff; }
 
+/* 4- and 8-byte integer min and max in one instruction (VPMINSD ...). */
+#define GP_ISA_INT_MINMAX 1
+WIDEN gp_i32v gp_min_i32(gp_i32v v, gp_i32v a) { return (gp_i32v)_mm512_min_epi32((__m512i)v, (__m512i)a); }
+WIDEN gp_i32v gp_max_i32(gp_i32v v, gp_i32v a) { return (gp_i32v)_mm512_max_epi32((__m512i)v, (__m512i)a); }
+WIDEN gp_u32v gp_min_u32(gp_u32v v, gp_u32v a) { return (gp_u32v)_mm512_min_epu32((__m512i)v, (__m512i)a); }
+WIDEN gp_u32v gp_max_u32(gp_u32v v, gp_u32v a) { return (gp_u32v)_mm512_max_epu32((__m512i)v, (__m512i)a); }
+WIDEN gp_i64v gp_min_i64(gp_i64v v, gp_i64v a) { return (gp_i64v)_mm512_min_epi64((__m512i)v, (__m512i)a); }
+WIDEN gp_i64v gp_max_i64(gp_i64v v, gp_i64v a) { return (gp_i64v)_mm512_max_epi64((__m512i)v, (__m512i)a); }
+WIDEN gp_u64v gp_min_u64(gp_u64v v, gp_u64v a) { return (gp_u64v)_mm512_min_epu64((__m512i)v, (__m512i)a); }
+WIDEN gp_u64v gp_max_u64(gp_u64v v, gp_u64v a) { return (gp_u64v)_mm512_max_epu64((__m512i)v, (__m512i)a); }
+
 /* Lane windows as VALIGND/VALIGNQ: (a, b) from `by` lanes before b. */
 #define GP_ISA_LANE_SHIFTS 1
 WIDEN gp_f32v gp_window_f32(gp_f32v a, gp_f32v b, int by)

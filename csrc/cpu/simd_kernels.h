@@ -99,6 +99,20 @@ GP_INLINE int gp_any_nans32(gp_nans32 seen)
 GP_INLINE int gp_any_nans64(gp_nans64 seen) { return gp_any_nans32((gp_nans32)seen); }
 #endif
 
+/* Integer min/max of native vectors of lanes TYPE (their values: ties are the same bits, so the
+ * selections' results).  AVX-512's file brings its own (GP_ISA_INT_MINMAX: VPMINSD and the like, one
+ * instruction where GCC emits a compare and a blend). */
+#ifndef GP_ISA_INT_MINMAX
+#define GP_INT_MINMAX(SUFFIX, TYPE)                                                                \
+    GP_INLINE TYPE gp_min_##SUFFIX(TYPE v, TYPE a) { return GP_SELECT(TYPE, v < a, v, a); }        \
+    GP_INLINE TYPE gp_max_##SUFFIX(TYPE v, TYPE a) { return GP_SELECT(TYPE, v > a, v, a); }
+GP_INT_MINMAX(i32, gp_i32v)
+GP_INT_MINMAX(u32, gp_u32v)
+GP_INT_MINMAX(i64, gp_i64v)
+GP_INT_MINMAX(u64, gp_u64v)
+#undef GP_INT_MINMAX
+#endif
+
 GP_INLINE int any_lane_set(const void *mask)
 {
     uint64_t words[GP_NL64], any = 0;
@@ -359,6 +373,14 @@ GP_DTYPES(GP_ORDER)
                 } else if (F64) {                                                                  \
                     acc[i] = (ord_##NAME)gp_##OP##_f64((gp_f64v)v, (gp_f64v)acc[i]);               \
                     nans64[i] = gp_nans_f64(nans64[i], (gp_f64v)v);                                \
+                } else if (kind == 'i' && size == 4) {                                             \
+                    acc[i] = (ord_##NAME)gp_##OP##_i32((gp_i32v)v, (gp_i32v)acc[i]);               \
+                } else if (kind == 'u' && size == 4) {                                             \
+                    acc[i] = (ord_##NAME)gp_##OP##_u32((gp_u32v)v, (gp_u32v)acc[i]);               \
+                } else if (kind == 'i' && size == 8) {                                             \
+                    acc[i] = (ord_##NAME)gp_##OP##_i64((gp_i64v)v, (gp_i64v)acc[i]);               \
+                } else if (kind == 'u' && size == 8) {                                             \
+                    acc[i] = (ord_##NAME)gp_##OP##_u64((gp_u64v)v, (gp_u64v)acc[i]);               \
                 } else {                                                                           \
                     const ord_##NAME o = to_order_##NAME(v);                                       \
                     nan |= nan_mask_##NAME(v);                                                     \
