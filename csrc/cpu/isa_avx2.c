@@ -5,16 +5,11 @@
 #ifdef GP_CPU_X86
 #include <immintrin.h>
 
-#ifdef __clang__
-#pragma STDC FP_CONTRACT OFF
-#pragma clang attribute push(__attribute__((target("avx2,fma"))), apply_to = function)
-#else
-#pragma GCC push_options
-#pragma GCC target("avx2,fma")
-#endif
-
 #define GP_NATIVE_BYTES 32
-#include "cpu/simd.h"
+#define GP_ISA_NAME "avx2"
+#define GP_ISA_TARGET "avx2,fma"
+#define GP_ISA_FILL gp_cpu_fill_kernels_avx2
+#include "cpu/isa_begin.h"
 
 /* Widenings in one instruction each (see simd_kernels.h; GCC 12 builds them from 128-bit pieces
  * through the stack): exact, so the generic ones' bits. */
@@ -35,14 +30,5 @@ WIDEN gp_u64v gp_widen_i8(gp_i8e v) { return (gp_u64v)_mm256_cvtepi8_epi64(bytes
 WIDEN gp_u64v gp_widen_u8(gp_u8e v) { return (gp_u64v)_mm256_cvtepu8_epi64(bytes16_of4(v)); }
 #undef WIDEN
 
-#define GP_ISA_NAME "avx2"
 #include "cpu/simd_kernels.h"
-
-void gp_cpu_fill_kernels_avx2(gp_cpu_kernels *table) { fill_table(table); }
-
-#ifdef __clang__
-#pragma clang attribute pop
-#else
-#pragma GCC pop_options
-#endif
 #endif

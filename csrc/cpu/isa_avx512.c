@@ -5,16 +5,11 @@
 #ifdef GP_CPU_X86
 #include <immintrin.h>
 
-#ifdef __clang__
-#pragma STDC FP_CONTRACT OFF
-#pragma clang attribute push(__attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))), apply_to = function)
-#else
-#pragma GCC push_options
-#pragma GCC target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma")
-#endif
-
 #define GP_NATIVE_BYTES 64
-#include "cpu/simd.h"
+#define GP_ISA_NAME "avx512"
+#define GP_ISA_TARGET "avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"
+#define GP_ISA_FILL gp_cpu_fill_kernels_avx512
+#include "cpu/isa_begin.h"
 
 /* Hooks (see simd_kernels.h), each the generic code's bits in fewer instructions.  Widenings: one
  * instruction each, exact. */
@@ -87,14 +82,5 @@ WIDEN gp_u64v gp_window_u64(gp_u64v a, gp_u64v b, int by)
 }
 #undef WIDEN
 
-#define GP_ISA_NAME "avx512"
 #include "cpu/simd_kernels.h"
-
-void gp_cpu_fill_kernels_avx512(gp_cpu_kernels *table) { fill_table(table); }
-
-#ifdef __clang__
-#pragma clang attribute pop
-#else
-#pragma GCC pop_options
-#endif
 #endif

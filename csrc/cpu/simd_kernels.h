@@ -1,7 +1,7 @@
 /* The CPU backend's typed loops (see kernels.h), written once with the native vectors of simd.h
  * and generated per dtype from the dtype table.  Included by isa_*.c, each of which compiles it for
- * one instruction set (GP_ISA_NAME, GP_NATIVE_BYTES) and calls fill_table from its table's fill
- * function.
+ * one instruction set (isa_begin.h): it ends with that set's table's fill function (GP_ISA_FILL)
+ * and the end of the set's target region.
  *
  * Every loop fixes its order of operations by element index alone (never by address, thread or
  * instruction set), on 64-byte logical vectors (simd.h), so that a result is the same bits on every
@@ -26,7 +26,7 @@
  * and float16 inputs with a float32 or float16 result scan in float32 lanes, as NumPy does, with
  * the pieces' totals and offsets in double. */
 #include "cpu/kernels.h"
-#include "cpu/simd.h"
+#include "cpu/simd.h" /* (isa_begin.h included it, in the target region) */
 
 /* Vectors pass between inlined helpers only, never through a call: GCC's and Clang's notes that
  * their ABI would differ between instruction sets do not apply. */
@@ -744,169 +744,142 @@ GP_LOGICAL_SCAN(gp_u64v, u64, GP_NL64, gp_u64v, gp_window_u64, 8)
  * lanes carried on; the piece's total (in double for the float kinds, whatever the lanes) comes out
  * as scan_total computes it: the logical vectors added lane by lane, then the lanes by lf64_sum.
  * Kinds: word (64-bit words), f64 (double), f32 (float lanes; the output float32, or float16 with
- * half_out).  The step functions take a logical vector's first n elements (the rest are zeros). */
-#define GP_SCAN_KERNELS(NAME, kind, size)                                                          \
-    GP_INLINE void word_scan_load_##NAME(const gp_lane_##NAME *x, int64_t n, gp_u64v *v)           \
+ * half_out).  What differs between the kinds is below; GP_SCAN_KIND writes the loops once. */
+GP_INLINE gp_u64v word_scan_zero(void) { return (gp_u64v){0}; }
+GP_INLINE gp_f64v f64_scan_zero(void) { return GP_SPLAT(gp_f64v, -0.0); }
+GP_INLINE gp_f32v f32_scan_zero(void) { return GP_SPLAT(gp_f32v, -0.0f); }
+GP_INLINE gp_u64v word_scan_carry(const gp_partial *offset) { return GP_SPLAT(gp_u64v, offset->u); }
+GP_INLINE gp_f64v f64_scan_carry(const gp_partial *offset) { return GP_SPLAT(gp_f64v, offset->f); }
+GP_INLINE gp_f32v f32_scan_carry(const gp_partial *offset) { return GP_SPLAT(gp_f32v, (float)offset->f); }
+
+/* Element sizes of the outputs, and part p of a logical vector r stored (its first n lanes). */
+GP_INLINE int64_t word_scan_out_size(int half_out) { return (void)half_out, 8; }
+GP_INLINE int64_t f64_scan_out_size(int half_out) { return (void)half_out, 8; }
+GP_INLINE int64_t f32_scan_out_size(int half_out) { return half_out ? 2 : 4; }
+GP_INLINE void word_scan_store(void *out, int p, gp_u64v r, int64_t n, int half_out)
+{
+    (void)half_out;
+    GP_STORE_PART((uint64_t *)out + p * GP_NL64, r, n);
+}
+GP_INLINE void f64_scan_store(void *out, int p, gp_f64v r, int64_t n, int half_out)
+{
+    (void)half_out;
+    GP_STORE_PART((double *)out + p * GP_NL64, r, n);
+}
+GP_INLINE void f32_scan_store(void *out, int p, gp_f32v r, int64_t n, int half_out)
+{
+    if (half_out) GP_STORE_PART((uint16_t *)out + p * GP_NL32, f32_to_half(r), n);
+    else GP_STORE_PART((float *)out + p * GP_NL32, r, n);
+}
+
+/* The total's lanes: set, added to (float lanes: the low and high 8 of the logical vector, in
+ * double), and summed. */
+GP_INLINE void word_scan_total_start(gp_u64v *t) { memset(t, 0, sizeof(gp_u64v) * GP_PARTS); }
+GP_INLINE void f64_scan_total_start(gp_f64v *t)
+{
+    GP_UNROLL(16)
+    for (int p = 0; p < GP_PARTS; ++p) t[p] = GP_SPLAT(gp_f64v, -0.0);
+}
+#define f32_scan_total_start f64_scan_total_start
+GP_INLINE void word_scan_total_add(gp_u64v *t, const gp_u64v *v)
+{
+    GP_UNROLL(16)
+    for (int p = 0; p < GP_PARTS; ++p) t[p] += v[p];
+}
+GP_INLINE void f64_scan_total_add(gp_f64v *t, const gp_f64v *v)
+{
+    GP_UNROLL(16)
+    for (int p = 0; p < GP_PARTS; ++p) t[p] += v[p];
+}
+GP_INLINE void f32_scan_total_add(gp_f64v *t, const gp_f32v *v)
+{
+    gp_f64v wide[2 * GP_PARTS];
+    GP_UNROLL(16)
+    for (int p = 0; p < GP_PARTS; ++p) {
+        wide[2 * p] = gp_low_f64(v[p]);
+        wide[2 * p + 1] = gp_high_f64(v[p]);
+    }
+    GP_UNROLL(16)
+    for (int p = 0; p < GP_PARTS; ++p) t[p] += wide[p] + wide[GP_PARTS + p];
+}
+GP_INLINE void word_scan_total_end(const gp_u64v *t, gp_partial *total) { total->u = lu64_sum(t); }
+GP_INLINE void f64_scan_total_end(const gp_f64v *t, gp_partial *total) { total->f = lf64_sum(t); }
+#define f32_scan_total_end f64_scan_total_end
+
+/* The scan loops of one kind for one dtype: PREFIX the kind, VEC its lanes' native vector and
+ * SUFFIX their logical scans (lscan_SUFFIX ...), NL lanes a native vector and LOGICAL a logical
+ * one, TVEC the total's, LANES(x, n) the dtype's first n elements of a native vector (zeros
+ * after). */
+#define GP_SCAN_KIND(NAME, PREFIX, VEC, SUFFIX, NL, LOGICAL, TVEC, LANES)                         \
+    GP_INLINE void PREFIX##_scan_load_##NAME(const gp_lane_##NAME *x, int64_t n, VEC *v)           \
     {                                                                                              \
         GP_UNROLL(16)                                                                              \
-        for (int p = 0; p < GP_PARTS; ++p) v[p] = load_word_part_##NAME(x + p * GP_NL64, n - p * GP_NL64, 0); \
+        for (int p = 0; p < GP_PARTS; ++p) v[p] = LANES(x + p * NL, n - p * NL);                   \
     }                                                                                              \
-    GP_INLINE void word_scan_step_##NAME(const gp_lane_##NAME *x, int64_t n, uint64_t *y, const int exclusive, \
-                                         gp_u64v *carry, gp_u64v *t)                               \
+    GP_INLINE void PREFIX##_scan_step_##NAME(const gp_lane_##NAME *x, int64_t n, void *out, const int exclusive, \
+                                             int half_out, VEC *carry, TVEC *t)                    \
     {                                                                                              \
-        const gp_u64v zero = {0};                                                                  \
-        gp_u64v v[GP_PARTS], s[GP_PARTS], shifted[GP_PARTS];                                       \
-        word_scan_load_##NAME(x, n, v);                                                            \
+        const VEC zero = PREFIX##_scan_zero();                                                     \
+        VEC v[GP_PARTS], s[GP_PARTS], shifted[GP_PARTS];                                           \
+        PREFIX##_scan_load_##NAME(x, n, v);                                                        \
         memcpy(s, v, sizeof s);                                                                    \
-        lscan_u64(s, zero);                                                                        \
-        if (exclusive) lshift_u64(shifted, s, zero, 1);                                            \
-        const gp_u64v last = llast_u64(s);                                                         \
-        GP_UNROLL(16)                                                                              \
-        for (int p = 0; p < GP_PARTS; ++p) {                                                       \
-            GP_STORE_PART(y + p * GP_NL64, (exclusive ? shifted[p] : s[p]) + *carry, n - p * GP_NL64); \
-            t[p] += v[p];                                                                          \
-        }                                                                                          \
-        *carry += last;                                                                            \
-    }                                                                                              \
-    static void word_scan_total_##NAME(const void *in, int64_t count, gp_partial *total)           \
-    {                                                                                              \
-        const gp_lane_##NAME *x = in;                                                              \
-        gp_u64v t[GP_PARTS], v[GP_PARTS];                                                          \
-        memset(t, 0, sizeof t);                                                                    \
-        for (int64_t k = 0; k < count; k += 8) {                                                   \
-            word_scan_load_##NAME(x + k, count - k, v);                                            \
-            GP_UNROLL(16)                                                                          \
-            for (int p = 0; p < GP_PARTS; ++p) t[p] += v[p];                                       \
-        }                                                                                          \
-        total->u = lu64_sum(t);                                                                    \
-    }                                                                                              \
-    GP_INLINE void word_scan_body_##NAME(const void *in, int64_t count, void *out, const int exclusive, int half_out, \
-                                         const gp_partial *offset, gp_partial *total)              \
-    {                                                                                              \
-        (void)half_out;                                                                            \
-        const gp_lane_##NAME *x = in;                                                              \
-        uint64_t *y = out;                                                                         \
-        gp_u64v carry = GP_SPLAT(gp_u64v, offset->u), t[GP_PARTS];                                 \
-        memset(t, 0, sizeof t);                                                                    \
-        int64_t k = 0;                                                                             \
-        for (; k + 8 <= count; k += 8) word_scan_step_##NAME(x + k, 8, y + k, exclusive, &carry, t); \
-        if (k < count) word_scan_step_##NAME(x + k, count - k, y + k, exclusive, &carry, t);       \
-        total->u = lu64_sum(t);                                                                    \
-    }                                                                                              \
-    GP_INLINE void f64_scan_load_##NAME(const gp_lane_##NAME *x, int64_t n, gp_f64v *v)            \
-    {                                                                                              \
+        lscan_##SUFFIX(s, zero);                                                                   \
+        if (exclusive) lshift_##SUFFIX(shifted, s, zero, 1);                                       \
+        const VEC last = llast_##SUFFIX(s);                                                        \
         GP_UNROLL(16)                                                                              \
         for (int p = 0; p < GP_PARTS; ++p)                                                         \
-            v[p] = load_f64_part_##NAME(x + p * GP_NL64, n - p * GP_NL64, zero_lane_##NAME());     \
-    }                                                                                              \
-    GP_INLINE void f64_scan_step_##NAME(const gp_lane_##NAME *x, int64_t n, double *y, const int exclusive, \
-                                        gp_f64v *carry, gp_f64v *t)                                \
-    {                                                                                              \
-        const gp_f64v zero = GP_SPLAT(gp_f64v, -0.0);                                              \
-        gp_f64v v[GP_PARTS], s[GP_PARTS], shifted[GP_PARTS];                                       \
-        f64_scan_load_##NAME(x, n, v);                                                             \
-        memcpy(s, v, sizeof s);                                                                    \
-        lscan_f64(s, zero);                                                                        \
-        if (exclusive) lshift_f64(shifted, s, zero, 1);                                            \
-        const gp_f64v last = llast_f64(s);                                                         \
-        GP_UNROLL(16)                                                                              \
-        for (int p = 0; p < GP_PARTS; ++p) {                                                       \
-            GP_STORE_PART(y + p * GP_NL64, (exclusive ? shifted[p] : s[p]) + *carry, n - p * GP_NL64); \
-            t[p] += v[p];                                                                          \
-        }                                                                                          \
+            PREFIX##_scan_store(out, p, (exclusive ? shifted[p] : s[p]) + *carry, n - p * NL, half_out); \
+        PREFIX##_scan_total_add(t, v);                                                             \
         *carry += last;                                                                            \
     }                                                                                              \
-    static void f64_scan_total_##NAME(const void *in, int64_t count, gp_partial *total)            \
+    static void PREFIX##_scan_total_##NAME(const void *in, int64_t count, gp_partial *total)       \
     {                                                                                              \
         const gp_lane_##NAME *x = in;                                                              \
-        gp_f64v t[GP_PARTS], v[GP_PARTS];                                                          \
-        GP_UNROLL(16)                                                                              \
-        for (int p = 0; p < GP_PARTS; ++p) t[p] = GP_SPLAT(gp_f64v, -0.0);                         \
-        for (int64_t k = 0; k < count; k += 8) {                                                   \
-            f64_scan_load_##NAME(x + k, count - k, v);                                             \
-            GP_UNROLL(16)                                                                          \
-            for (int p = 0; p < GP_PARTS; ++p) t[p] += v[p];                                       \
+        VEC v[GP_PARTS];                                                                           \
+        TVEC t[GP_PARTS];                                                                          \
+        PREFIX##_scan_total_start(t);                                                              \
+        for (int64_t k = 0; k < count; k += LOGICAL) {                                             \
+            PREFIX##_scan_load_##NAME(x + k, count - k, v);                                        \
+            PREFIX##_scan_total_add(t, v);                                                         \
         }                                                                                          \
-        total->f = lf64_sum(t);                                                                    \
+        PREFIX##_scan_total_end(t, total);                                                         \
     }                                                                                              \
-    GP_INLINE void f64_scan_body_##NAME(const void *in, int64_t count, void *out, const int exclusive, int half_out, \
-                                        const gp_partial *offset, gp_partial *total)               \
+    GP_INLINE void PREFIX##_scan_body_##NAME(const void *in, int64_t count, void *out, const int exclusive, \
+                                             int half_out, const gp_partial *offset, gp_partial *total) \
     {                                                                                              \
-        (void)half_out;                                                                            \
         const gp_lane_##NAME *x = in;                                                              \
-        double *y = out;                                                                           \
-        gp_f64v carry = GP_SPLAT(gp_f64v, offset->f), t[GP_PARTS];                                 \
-        GP_UNROLL(16)                                                                              \
-        for (int p = 0; p < GP_PARTS; ++p) t[p] = GP_SPLAT(gp_f64v, -0.0);                         \
+        const int64_t out_size = PREFIX##_scan_out_size(half_out);                                 \
+        VEC carry = PREFIX##_scan_carry(offset);                                                   \
+        TVEC t[GP_PARTS];                                                                          \
+        PREFIX##_scan_total_start(t);                                                              \
         int64_t k = 0;                                                                             \
-        for (; k + 8 <= count; k += 8) f64_scan_step_##NAME(x + k, 8, y + k, exclusive, &carry, t); \
-        if (k < count) f64_scan_step_##NAME(x + k, count - k, y + k, exclusive, &carry, t);        \
-        total->f = lf64_sum(t);                                                                    \
-    }                                                                                              \
-    /* float lanes: 16 elements a logical vector; the total adds its low and high 8 in double */   \
-    GP_INLINE void f32_scan_load_##NAME(const gp_lane_##NAME *x, int64_t n, gp_f32v *v, gp_f64v *halves) \
-    {                                                                                              \
-        gp_f64v wide[2 * GP_PARTS];                                                                \
-        GP_UNROLL(16)                                                                              \
-        for (int p = 0; p < GP_PARTS; ++p) {                                                       \
-            v[p] = load_f32_part_##NAME(x + p * GP_NL32, n - p * GP_NL32, zero_lane_##NAME());     \
-            wide[2 * p] = gp_low_f64(v[p]);                                                        \
-            wide[2 * p + 1] = gp_high_f64(v[p]);                                                   \
-        }                                                                                          \
-        GP_UNROLL(16)                                                                              \
-        for (int p = 0; p < GP_PARTS; ++p) halves[p] = wide[p] + wide[GP_PARTS + p];              \
-    }                                                                                              \
-    GP_INLINE void f32_scan_step_##NAME(const gp_lane_##NAME *x, int64_t n, void *out, const int exclusive, \
-                                        int half_out, gp_f32v *carry, gp_f64v *t)                  \
-    {                                                                                              \
-        const gp_f32v zero = GP_SPLAT(gp_f32v, -0.0f);                                             \
-        gp_f32v v[GP_PARTS], s[GP_PARTS], shifted[GP_PARTS];                                       \
-        gp_f64v halves[GP_PARTS];                                                                  \
-        f32_scan_load_##NAME(x, n, v, halves);                                                     \
-        memcpy(s, v, sizeof s);                                                                    \
-        lscan_f32(s, zero);                                                                        \
-        if (exclusive) lshift_f32(shifted, s, zero, 1);                                            \
-        const gp_f32v last = llast_f32(s);                                                         \
-        GP_UNROLL(16)                                                                              \
-        for (int p = 0; p < GP_PARTS; ++p) {                                                       \
-            const gp_f32v r = (exclusive ? shifted[p] : s[p]) + *carry;                            \
-            const int64_t left = n - p * GP_NL32;                                                  \
-            if (half_out) GP_STORE_PART((uint16_t *)out + p * GP_NL32, f32_to_half(r), left);      \
-            else GP_STORE_PART((float *)out + p * GP_NL32, r, left);                               \
-            t[p] += halves[p];                                                                     \
-        }                                                                                          \
-        *carry += last;                                                                            \
-    }                                                                                              \
-    static void f32_scan_total_##NAME(const void *in, int64_t count, gp_partial *total)            \
-    {                                                                                              \
-        const gp_lane_##NAME *x = in;                                                              \
-        gp_f32v v[GP_PARTS];                                                                       \
-        gp_f64v t[GP_PARTS], halves[GP_PARTS];                                                     \
-        GP_UNROLL(16)                                                                              \
-        for (int p = 0; p < GP_PARTS; ++p) t[p] = GP_SPLAT(gp_f64v, -0.0);                         \
-        for (int64_t k = 0; k < count; k += 16) {                                                  \
-            f32_scan_load_##NAME(x + k, count - k, v, halves);                                     \
-            GP_UNROLL(16)                                                                          \
-            for (int p = 0; p < GP_PARTS; ++p) t[p] += halves[p];                                  \
-        }                                                                                          \
-        total->f = lf64_sum(t);                                                                    \
-    }                                                                                              \
-    GP_INLINE void f32_scan_body_##NAME(const void *in, int64_t count, void *out, const int exclusive, int half_out, \
-                                        const gp_partial *offset, gp_partial *total)               \
-    {                                                                                              \
-        const gp_lane_##NAME *x = in;                                                              \
-        const int64_t out_size = half_out ? 2 : 4;                                                 \
-        gp_f32v carry = GP_SPLAT(gp_f32v, (float)offset->f);                                       \
-        gp_f64v t[GP_PARTS];                                                                       \
-        GP_UNROLL(16)                                                                              \
-        for (int p = 0; p < GP_PARTS; ++p) t[p] = GP_SPLAT(gp_f64v, -0.0);                         \
-        int64_t k = 0;                                                                             \
-        for (; k + 16 <= count; k += 16)                                                           \
-            f32_scan_step_##NAME(x + k, 16, (char *)out + k * out_size, exclusive, half_out, &carry, t); \
+        for (; k + LOGICAL <= count; k += LOGICAL)                                                 \
+            PREFIX##_scan_step_##NAME(x + k, LOGICAL, (char *)out + k * out_size, exclusive, half_out, &carry, t); \
         if (k < count)                                                                             \
-            f32_scan_step_##NAME(x + k, count - k, (char *)out + k * out_size, exclusive, half_out, &carry, t); \
-        total->f = lf64_sum(t);                                                                    \
+            PREFIX##_scan_step_##NAME(x + k, count - k, (char *)out + k * out_size, exclusive, half_out, &carry, t); \
+        PREFIX##_scan_total_end(t, total);                                                         \
+    }                                                                                              \
+    /* the entry: `exclusive` a constant in the body, so that its test leaves the loop */          \
+    static void PREFIX##_scan_run_##NAME(const void *in, int64_t count, void *out, int exclusive, int half_out, \
+                                         const gp_partial *offset, gp_partial *total)              \
+    {                                                                                              \
+        if (exclusive) PREFIX##_scan_body_##NAME(in, count, out, 1, half_out, offset, total);      \
+        else PREFIX##_scan_body_##NAME(in, count, out, 0, half_out, offset, total);                \
     }
+
+#define GP_SCAN_KERNELS(NAME, kind, size)                                                          \
+    GP_INLINE gp_u64v word_lanes_##NAME(const gp_lane_##NAME *x, int64_t n) { return load_word_part_##NAME(x, n, 0); } \
+    GP_INLINE gp_f64v f64_lanes_##NAME(const gp_lane_##NAME *x, int64_t n)                         \
+    {                                                                                              \
+        return load_f64_part_##NAME(x, n, zero_lane_##NAME());                                     \
+    }                                                                                              \
+    GP_INLINE gp_f32v f32_lanes_##NAME(const gp_lane_##NAME *x, int64_t n)                         \
+    {                                                                                              \
+        return load_f32_part_##NAME(x, n, zero_lane_##NAME());                                     \
+    }                                                                                              \
+    GP_SCAN_KIND(NAME, word, gp_u64v, u64, GP_NL64, 8, gp_u64v, word_lanes_##NAME)                 \
+    GP_SCAN_KIND(NAME, f64, gp_f64v, f64, GP_NL64, 8, gp_f64v, f64_lanes_##NAME)                   \
+    GP_SCAN_KIND(NAME, f32, gp_f32v, f32, GP_NL32, 16, gp_f64v, f32_lanes_##NAME)
 
 /* Scans along columns: acc (width slots of the kind's type) carries each column's running sum from
  * row to row; `first` sets it to the identity (+0 for an exclusive scan, -0.0 for an inclusive
@@ -965,20 +938,8 @@ GP_LOGICAL_SCAN(gp_u64v, u64, GP_NL64, gp_u64v, gp_window_u64, 8)
             }                                                                                      \
     }
 
-/* The entries: the bodies above with `exclusive` a constant, so that its test leaves the loop. */
-#define GP_SCAN_RUN(NAME, PREFIX)                                                                  \
-    static void PREFIX##_scan_run_##NAME(const void *in, int64_t count, void *out, int exclusive, int half_out, \
-                                         const gp_partial *offset, gp_partial *total)              \
-    {                                                                                              \
-        if (exclusive) PREFIX##_scan_body_##NAME(in, count, out, 1, half_out, offset, total);      \
-        else PREFIX##_scan_body_##NAME(in, count, out, 0, half_out, offset, total);                \
-    }
-
 #define GP_ALL_SCAN_KERNELS(NAME, numpy_name, kind, size, host_type, device_type)                 \
     GP_SCAN_KERNELS(NAME, kind, size)                                                              \
-    GP_SCAN_RUN(NAME, word)                                                                        \
-    GP_SCAN_RUN(NAME, f64)                                                                         \
-    GP_SCAN_RUN(NAME, f32)                                                                         \
     GP_SCAN_COLUMN_KERNELS(NAME, kind, size)
 GP_DTYPES(GP_ALL_SCAN_KERNELS)
 #undef GP_ALL_SCAN_KERNELS
@@ -1197,3 +1158,13 @@ static void fill_table(gp_cpu_kernels *table)
 #undef GP_SCAN_ENTRY
 #undef GP_SCAN_ENTRIES
 #undef GP_CORRELATE_ENTRIES
+
+void GP_ISA_FILL(gp_cpu_kernels *table) { fill_table(table); }
+
+#ifdef GP_ISA_TARGET
+#ifdef __clang__
+#pragma clang attribute pop
+#else
+#pragma GCC pop_options
+#endif
+#endif

@@ -88,40 +88,38 @@ def scan_target(threads):
     return 0.15 if threads >= 16 else 0.5
 
 
-def run_reductions(table, rng, dtypes, exponents, threads):
+def layouts(rng, dtype, exponent, axes):
+    """(label, array, axis, memcpy seconds) cases of 2^exponent elements: flat (axis None) and, when
+    `axes`, a square-ish 2-D array along each axis."""
+    n = 1 << exponent
+    flat = data(rng, dtype, n)
+    cases = [("", flat, None, memcpy_time(flat))]
+    if axes:
+        side = 1 << (exponent // 2)
+        square = data(rng, dtype, (side, n // side))
+        copy_s = memcpy_time(square)
+        cases += [(f" {side}x{n // side} axis={axis}", square, axis, copy_s) for axis in (0, 1)]
+    return cases
+
+
+def run_cases(table, rng, dtypes, exponents, ops, target, axes_from):
+    """A row per op, dtype, size and layout: gpuprims.<op> against numpy.<op>."""
     for dtype in dtypes:
         for exponent in exponents:
-            n = 1 << exponent
-            flat = data(rng, dtype, n)
-            side = 1 << (exponent // 2)
-            square = data(rng, dtype, (side, n // side))
-            copy_flat, copy_square = memcpy_time(flat), memcpy_time(square)
-            for op in REDUCTIONS:
-                cases = [("", flat, None, copy_flat)]
-                if exponent >= 16:
-                    cases += [(f" {square.shape[0]}x{square.shape[1]} axis={axis}", square, axis, copy_square)
-                              for axis in (0, 1)]
+            cases = layouts(rng, dtype, exponent, exponent >= axes_from)
+            for op in ops:
                 for label, a, axis, copy_s in cases:
                     gp_s = best_time(lambda: getattr(gpuprims, op)(a, axis=axis, device="cpu"))
                     np_s = best_time(lambda: getattr(np, op)(a, axis=axis))
-                    table.row(f"{op} {dtype}{label}", size_label(a.shape), gp_s, np_s,
-                              reduce_target(n, threads), copy_s)
+                    table.row(f"{op} {dtype}{label}", size_label(a.shape), gp_s, np_s, target(exponent), copy_s)
+
+
+def run_reductions(table, rng, dtypes, exponents, threads):
+    run_cases(table, rng, dtypes, exponents, REDUCTIONS, lambda e: reduce_target(1 << e, threads), 16)
 
 
 def run_scans(table, rng, dtypes, exponents, threads):
-    for dtype in dtypes:
-        for exponent in exponents:
-            n = 1 << exponent
-            flat = data(rng, dtype, n)
-            side = 1 << (exponent // 2)
-            square = data(rng, dtype, (side, n // side))
-            cases = [("", flat, None)] + [(f" {square.shape[0]}x{square.shape[1]} axis={axis}", square, axis)
-                                          for axis in (0, 1)]
-            for label, a, axis in cases:
-                gp_s = best_time(lambda: gpuprims.cumsum(a, axis=axis, device="cpu"))
-                np_s = best_time(lambda: np.cumsum(a, axis=axis))
-                table.row(f"cumsum {dtype}{label}", size_label(a.shape), gp_s, np_s, scan_target(threads),
-                          memcpy_time(a))
+    run_cases(table, rng, dtypes, exponents, ("cumsum",), lambda e: scan_target(threads), 0)
 
 
 def run_convolutions(table, rng, dtypes):
