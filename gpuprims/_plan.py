@@ -40,8 +40,8 @@ class Plan:
     Parameters
     ----------
     entry : callable or None
-        The core's entry (``_core.reduce`` ...); None for a result NumPy computed already (`finish`
-        then returns it).
+        The core's entry (``_core.reduce`` ...); None when NumPy computes the result (`finish`
+        then does).
     source : numpy.ndarray or DeviceArray
         The input.  A DeviceArray source must be C-contiguous, except for ``_core.copy``.
     params : tuple
@@ -68,9 +68,10 @@ class Plan:
         self.finish = finish
 
     @classmethod
-    def computed(cls, result):
-        """A plan whose result is already known (NumPy's answer for empty inputs)."""
-        return cls(None, None, (), None, None, -1, lambda _: result)
+    def by_numpy(cls, compute):
+        """A plan whose result NumPy computes, compute() (NumPy's answers for empty inputs, with
+        its warnings and errors), when it runs."""
+        return cls(None, None, (), None, None, -1, lambda _: compute())
 
     def run(self):
         """The user's result."""

@@ -97,15 +97,23 @@ class _Reduction:
                     self.backend_dtype, index, self.finish)
 
 
+def plain_axes(axis):
+    """Whether `axis` is None, an int or a tuple of ints: the axis forms a cache may key on (True
+    and 1.0 compare equal to 1 but are errors)."""
+    return axis is None or type(axis) is int or (type(axis) is tuple and all(type(item) is int for item in axis))
+
+
 def _reduction(op, in_dtype, ndim, axis, dtype, keepdims):
     """The _Reduction of these arguments (NumPy's errors for bad ones)."""
-    try:
-        return _cached_reduction(op, in_dtype, ndim, axis, dtype, bool(keepdims))
-    except TypeError:  # an unhashable argument: work it out uncached (it raises NumPy's error if bad)
-        return _Reduction(op, in_dtype, ndim, reduced_axes(axis, ndim), _dtype_argument(op, dtype), keepdims)
+    if plain_axes(axis):
+        try:
+            return _cached_reduction(op, in_dtype, ndim, axis, dtype, bool(keepdims))
+        except TypeError:  # an unhashable dtype= (raises NumPy's error below)
+            pass
+    return _Reduction(op, in_dtype, ndim, reduced_axes(axis, ndim), _dtype_argument(op, dtype), keepdims)
 
 
-@functools.lru_cache(maxsize=1024)
+@functools.lru_cache(maxsize=1024, typed=True)
 def _cached_reduction(op, in_dtype, ndim, axis, dtype, keepdims):
     return _Reduction(op, in_dtype, ndim, reduced_axes(axis, ndim), _dtype_argument(op, dtype), keepdims)
 
@@ -129,7 +137,8 @@ def _reduce(op, a, axis, dtype, keepdims, device):
     if array.size == 0:  # no work: NumPy's own identities, errors and warnings
         axes = reduced_axes(axis, array.ndim)
         kwargs = {} if op in ("min", "max") else {"dtype": dtype}
-        return Plan.computed(like_input(_NUMPY[op](on_host(array), axis=axes, keepdims=keepdims, **kwargs), array))
+        return Plan.by_numpy(lambda: like_input(_NUMPY[op](on_host(array), axis=axes, keepdims=keepdims, **kwargs),
+                                                array))
     return _reduction(op, array.dtype, array.ndim, axis, dtype, keepdims).plan(array, index)
 
 
@@ -276,8 +285,8 @@ def mean(a, axis=None, dtype=None, keepdims=False, *, device=None):
         axis_index(axis, 0)  # unlike sum, numpy.mean rejects axis 0 of a 0-d array
     axes = reduced_axes(axis, array.ndim)
     if array.size == 0:
-        return Plan.computed(like_input(np.mean(on_host(array), axis=axes, dtype=dtype, keepdims=keepdims),
-                                        array)).run()
+        return Plan.by_numpy(lambda: like_input(np.mean(on_host(array), axis=axes, dtype=dtype, keepdims=keepdims),
+                                                array)).run()
     accumulation_dtype("mean", array.dtype, dtype)  # validates dtype=
     plan = _reduction("sum", array.dtype, array.ndim, axes, _mean_sum_dtype(array, dtype), keepdims).plan(array, index)
     sum_finish = plan.finish

@@ -35,7 +35,7 @@ class _Scan:
         if self.flatten and array.ndim != 1:
             array = array.reshape(-1)
         if array.size == 0:
-            return Plan.computed(like_input(np.zeros(array.shape, self.result_dtype), array))
+            return Plan.by_numpy(lambda: like_input(np.zeros(array.shape, self.result_dtype), array))
         if self.cast is not None:
             array = array.astype(self.cast)
         if isinstance(array, DeviceArray):
@@ -46,7 +46,7 @@ class _Scan:
                      self.exclusive), shape, self.backend_dtype, index, self.finish)
 
 
-@functools.lru_cache(maxsize=1024)
+@functools.lru_cache(maxsize=1024, typed=True)
 def _cached_scan(in_dtype, ndim, axis, dtype, exclusive):
     return _Scan(in_dtype, ndim, axis, dtype, exclusive)
 
@@ -56,11 +56,17 @@ def _scan(a, axis, dtype, exclusive, device):
     if not isinstance(exclusive, (bool, np.bool_)):
         raise TypeError(f"exclusive must be a bool, not {type(exclusive).__name__}")
     array, index = array_input(a, "prefix_sum", device)
-    try:
-        scan = _cached_scan(array.dtype, array.ndim, axis, dtype, exclusive)
-    except TypeError:  # an unhashable argument: work it out uncached (it raises NumPy's error if bad)
-        scan = _Scan(array.dtype, array.ndim, axis, dtype, exclusive)
-    return scan.plan(array, index)
+    return _scan_of(array.dtype, array.ndim, axis, dtype, exclusive).plan(array, index)
+
+
+def _scan_of(in_dtype, ndim, axis, dtype, exclusive):
+    """The _Scan of these arguments (NumPy's errors for bad ones)."""
+    if axis is None or type(axis) is int:  # the axis forms a cache may key on (True == 1 is an error)
+        try:
+            return _cached_scan(in_dtype, ndim, axis, dtype, bool(exclusive))
+        except TypeError:  # an unhashable dtype= (raises NumPy's error below)
+            pass
+    return _Scan(in_dtype, ndim, axis, dtype, exclusive)
 
 
 def prefix_sum(a, axis=None, dtype=None, exclusive=False, *, device=None):
