@@ -52,7 +52,7 @@ class _Reduction:
     """What a reduction does that depends on its arguments and the input's dtype and ndim, not on
     the data: worked out once per distinct call (see _reduction) and reused."""
 
-    __slots__ = ("op_code", "cast", "backend_dtype", "finish", "moved", "split", "out_axes")
+    __slots__ = ("op_code", "cast", "backend_dtype", "finish", "moved", "split", "out_axes", "whole")
 
     def __init__(self, op, in_dtype, ndim, axes, dtype, keepdims):
         if op in ("min", "max"):
@@ -79,9 +79,15 @@ class _Reduction:
             self.moved, self.split = kept + axes, (len(kept), ndim)
         # The result's axes: the input's kept axes, and with keepdims a 1 (None) for each reduced one.
         self.out_axes = tuple(None if axis in axes else axis for axis in range(ndim)) if keepdims else kept
+        # Every axis reduced and the input used as it is: the common call, whose plan needs no shape
+        # arithmetic (its result's shape is all ones).
+        self.whole = len(axes) == ndim and self.cast is None and self.moved is None
 
     def plan(self, array, index):
         """The plan for `array` (at least one element) on backend device `index`."""
+        if self.whole and type(array) is np.ndarray:
+            return Plan(_core.reduce, array, (self.op_code, self.backend_dtype.num, 1, array.size, 1),
+                        (1,) * len(self.out_axes), self.backend_dtype, index, self.finish)
         shape = array.shape
         if self.cast is not None:
             array = array.astype(self.cast)

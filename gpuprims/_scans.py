@@ -10,7 +10,6 @@ import numpy as np
 
 from . import _core
 from ._boundary import array_input, axis_index, like_input
-from ._device_array import DeviceArray
 from ._plan import Plan
 from ._reductions import accumulation_dtype, backend_dtypes, cast_to
 
@@ -38,12 +37,12 @@ class _Scan:
             return Plan.by_numpy(lambda: like_input(np.zeros(array.shape, self.result_dtype), array))
         if self.cast is not None:
             array = array.astype(self.cast)
-        if isinstance(array, DeviceArray):
+        if type(array) is not np.ndarray:
             array = array.contiguous()
         shape, axis = array.shape, self.axis
-        return Plan(_core.scan, array,
-                    (self.backend_dtype.num, math.prod(shape[:axis]), shape[axis], math.prod(shape[axis + 1:]),
-                     self.exclusive), shape, self.backend_dtype, index, self.finish)
+        outer, inner = (1, 1) if len(shape) == 1 else (math.prod(shape[:axis]), math.prod(shape[axis + 1:]))
+        return Plan(_core.scan, array, (self.backend_dtype.num, outer, shape[axis], inner, self.exclusive), shape,
+                    self.backend_dtype, index, self.finish)
 
 
 @functools.lru_cache(maxsize=1024, typed=True)
