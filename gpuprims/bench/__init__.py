@@ -6,6 +6,7 @@ Run as a module::
     python -m gpuprims.bench --ops sum,mean --sizes 20,24,28 --repeats 50
     python -m gpuprims.bench --sizes 1000000 --device cpu --out results/
     python -m gpuprims.bench --ops convolve,convolve2d --sizes 16,20,24,26
+    python -m gpuprims.bench --routing [--sizes 6,8,...,28] [--dtypes float32,int32] [--out DIR]
 
 Four modes are measured for every operation and size:
 
@@ -71,8 +72,18 @@ With ``--out DIR`` the rows are also written to ``DIR/bench.md`` (Markdown, with
 and library versions), ``DIR/bench.csv`` and, when matplotlib is importable, ``DIR/bench.png``
 (bandwidth against size, one panel per op).
 
+``--routing`` (:mod:`.routing`) tabulates ``device=None`` instead: for each op (default: sum,
+prod, min, max, mean, prefix_sum, sum_axis0, convolve, convolve2d and transpose, which takes its
+elements as a (64, n/64) matrix here), size (default 2^6 .. 2^28, step 2) and dtype (``--dtypes``,
+default float32,int32), end to end from NumPy: the host library, gpuprims ``device="cpu"``,
+``device="cuda"`` (with a GPU) and auto, auto's route, auto over the host library, and whether
+the route was right (its backend within 10 % of the faster); then a summary: the cases that meet
+auto <= 1.2x the host library, and the routes that were right.  Times are medians of adaptive
+repeats (``--budget`` seconds per measurement, at least 3 runs).  With ``--out DIR`` it writes
+``DIR/routing.md`` and ``DIR/routing.csv``.
+
 The package: :mod:`.ops` (the table of ops), :mod:`.peers` (the libraries' adapters),
-:mod:`.timers`, :mod:`.measure` (the four modes), :mod:`.report`, :mod:`.cli`.
+:mod:`.timers`, :mod:`.measure` (the four modes), :mod:`.report`, :mod:`.routing`, :mod:`.cli`.
 """
 
 from .cli import main

@@ -13,6 +13,8 @@ import gpuprims
 
 from .measure import Benchmark, Row
 from .ops import OPS
+from .peers import Gpuprims, host_peers
+from .routing import MIN_RUNS, ROUTING_OPS, ROUTING_SIZES, run_routing
 from .report import COLUMNS, cells, device_name, format_line, table_head, versions, write_csv, write_markdown, write_plot
 
 DEFAULT_OPS = ("sum", "max", "prefix_sum", "transpose")
@@ -209,8 +211,8 @@ def run_benchmark(args: argparse.Namespace, device: str) -> list[Row]:
     return bench.rows
 
 
-def main(argv: Sequence[str] | None = None) -> list[Row]:
-    """Run the benchmark from command-line arguments.
+def main(argv: Sequence[str] | None = None) -> list:
+    """Run the benchmark, the routing table or the calibration from command-line arguments.
 
     Parameters
     ----------
@@ -219,12 +221,21 @@ def main(argv: Sequence[str] | None = None) -> list[Row]:
 
     Returns
     -------
-    list of Row
-        All measured rows, in the order printed.
+    list
+        What was measured, in the order printed: the benchmark's rows (:class:`Row`), or the
+        routing table's cases (:class:`~gpuprims.bench.routing.RoutingCase`).
     """
     parser = build_parser()
     args = parser.parse_args(argv)
     device = resolve_device(parser, args.device)
+    if args.routing:
+        gpu = f'and device="{device}" ({device_name(device)})' if device != "cpu" else "(no GPU)"
+        header = (f'Routing: gpuprims with device=None against NumPy/SciPy, gpuprims device="cpu" {gpu}; '
+                  f"dtypes {','.join(args.dtypes)}; medians over "
+                  f"{args.budget:g} s per measurement (at least {MIN_RUNS} runs). "
+                  f"Versions: {versions([Gpuprims(device), *host_peers()])}")
+        return run_routing(args.ops or list(ROUTING_OPS), args.sizes or list(ROUTING_SIZES), args.dtypes,
+                           None if device == "cpu" else device, args.budget, header, args.out)
     if not args.e2e and (not args.kernel or device == "cpu"):
         parser.error("nothing to measure: kernel timings need a CUDA device; drop --no-e2e")
     return run_benchmark(args, device)

@@ -149,9 +149,13 @@ class Op:
         """``(bytes read, bytes written)`` by the op on ``problem``."""
         return problem.data.nbytes, self.out_bytes(problem)
 
-    def call(self, problem: Problem, **device) -> Any:
+    def call(self, problem: Problem, **device: str) -> Any:
         """The public gpuprims call on ``problem`` (``device=...`` as given, none for auto)."""
         return self.gpuprims(problem.data, *problem.args, **problem.kwargs, **device)
+
+    def explain(self, problem: Problem, **device: str) -> dict[str, Any]:
+        """:func:`gpuprims.explain` of :meth:`call`: the planner's route, bytes and estimates."""
+        return gpuprims.explain(self.gpuprims, problem.data, *problem.args, **problem.kwargs, **device)
 
 
 # ---------------------------------------------------------------------------

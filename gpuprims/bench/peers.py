@@ -136,8 +136,7 @@ class Gpuprims(Peer):
                             **problem.kwargs)
 
     def route(self, op: Op, problem: Problem) -> str:
-        return gpuprims.explain(op.gpuprims, problem.data, *problem.args, **problem.kwargs,
-                                **self.on_device)["route"]
+        return op.explain(problem, **self.on_device)["route"]
 
 
 class GpuPeer(Peer):
