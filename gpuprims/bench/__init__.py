@@ -7,6 +7,7 @@ Run as a module::
     python -m gpuprims.bench --sizes 1000000 --device cpu --out results/
     python -m gpuprims.bench --ops convolve,convolve2d --sizes 16,20,24,26
     python -m gpuprims.bench --routing [--sizes 6,8,...,28] [--dtypes float32,int32] [--out DIR]
+    python -m gpuprims.bench --calibrate [--sizes 8,10,...,22] [--dtypes float32,int32]
 
 Four modes are measured for every operation and size:
 
@@ -82,8 +83,16 @@ auto <= 1.2x the host library, and the routes that were right.  Times are median
 repeats (``--budget`` seconds per measurement, at least 3 runs).  With ``--out DIR`` it writes
 ``DIR/routing.md`` and ``DIR/routing.csv``.
 
+``--calibrate`` (:mod:`.calibrate`) measures the constants of the planner's cost model on this
+machine (per primitive the CPU backend's and the GPU short path's fixed time and rates, the
+bus's copy rates, the streamed calls' fixed time and rate), fitted to end-to-end times of every
+op by relative least squares (sizes 2^8 .. 2^22 or ``--sizes``; streamed 2^24 .. 2^26), and
+prints a table of the fits (median and largest relative errors) and the ``GPUPRIMS_COSTS``
+override that sets them; without a usable GPU only the CPU constants.  With ``--out DIR`` it
+writes ``DIR/calibration.md`` and ``DIR/calibration.csv`` (the samples).
+
 The package: :mod:`.ops` (the table of ops), :mod:`.peers` (the libraries' adapters),
-:mod:`.timers`, :mod:`.measure` (the four modes), :mod:`.report`, :mod:`.routing`, :mod:`.cli`.
+:mod:`.timers`, :mod:`.measure` (the four modes), :mod:`.report`, :mod:`.routing`, :mod:`.calibrate`, :mod:`.cli`.
 """
 
 from .cli import main

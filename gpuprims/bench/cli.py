@@ -11,10 +11,12 @@ import numpy as np
 
 import gpuprims
 
+from .calibrate import CALIBRATION_SIZES, run_calibration
 from .measure import Benchmark, Row
 from .ops import OPS
 from .peers import Gpuprims, host_peers
-from .routing import MIN_RUNS, ROUTING_OPS, ROUTING_SIZES, run_routing
+from .timers import MIN_RUNS
+from .routing import ROUTING_OPS, ROUTING_SIZES, run_routing
 from .report import COLUMNS, cells, device_name, format_line, table_head, versions, write_csv, write_markdown, write_plot
 
 DEFAULT_OPS = ("sum", "max", "prefix_sum", "transpose")
@@ -236,6 +238,14 @@ def main(argv: Sequence[str] | None = None) -> list:
                   f"Versions: {versions([Gpuprims(device), *host_peers()])}")
         return run_routing(args.ops or list(ROUTING_OPS), args.sizes or list(ROUTING_SIZES), args.dtypes,
                            None if device == "cpu" else device, args.budget, header, args.out)
+    if args.calibrate:
+        header = (f"Calibration of the planner's cost model on {device_name(device)}"
+                  + (" and the CPU" if device != "cpu" else "")
+                  + f"; dtypes {','.join(args.dtypes)}; medians over {args.budget:g} s per measurement. "
+                  f"Versions: {versions([Gpuprims(device)])}")
+        run_calibration(args.sizes or list(CALIBRATION_SIZES), args.dtypes, None if device == "cpu" else device,
+                        args.budget, header, args.out)
+        return []
     if not args.e2e and (not args.kernel or device == "cpu"):
         parser.error("nothing to measure: kernel timings need a CUDA device; drop --no-e2e")
     return run_benchmark(args, device)

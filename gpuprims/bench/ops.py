@@ -173,6 +173,21 @@ def random_array(rng: np.random.Generator, n: int, dtype: np.dtype) -> np.ndarra
     return rng.random(n, dtype=np.float32).astype(dtype, copy=False)
 
 
+class Elements:
+    """Random 1-D arrays, made once per size and dtype and shared by every op that reads them."""
+
+    def __init__(self) -> None:
+        self.rng = np.random.default_rng()
+        self.arrays: dict[tuple[int, np.dtype], np.ndarray] = {}
+
+    def __call__(self, n: int, dtype: str | np.dtype) -> np.ndarray:
+        """``n`` random elements of ``dtype`` (the same array on every call)."""
+        key = (n, np.dtype(dtype))
+        if key not in self.arrays:
+            self.arrays[key] = random_array(self.rng, n, key[1])
+        return self.arrays[key]
+
+
 @functools.lru_cache(maxsize=None)
 def mask(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
     """A convolution's random mask (made once per shape and dtype, so calls do not pay for it)."""

@@ -8,9 +8,8 @@ and did auto take the faster backend (*right*: the chosen backend's time is with
 :data:`ROUTE_TOLERANCE` of the faster one's)?
 
 Each time is the median of adaptive repeats (runs until ``--budget`` seconds are spent, at least
-:data:`MIN_RUNS`), after one warm-up call.  The CPU backend is not timed above :data:`CPU_MAX`
-elements, nor the host library above the op's ``host_max`` (SciPy's ``convolve2d``): each would
-take minutes.
+three), after one warm-up call.  The CPU backend is not timed above :data:`CPU_MAX` elements, nor
+the host library above the op's ``host_max`` (SciPy's ``convolve2d``): each would take minutes.
 """
 
 from __future__ import annotations
@@ -21,13 +20,11 @@ from dataclasses import astuple, dataclass, fields
 from pathlib import Path
 from typing import Callable, Sequence
 
-import numpy as np
-
 from .measure import format_size
-from .ops import OPS, Op, Problem, random_array
+from .ops import OPS, Elements, Op, Problem
 from .peers import host_peers
 from .report import format_line, markdown_table, table_head
-from .timers import time_wall
+from .timers import median_ms
 
 ROUTING_OPS = ("sum", "prod", "min", "max", "mean", "prefix_sum", "sum_axis0", "convolve", "convolve2d",
                "transpose")
@@ -37,7 +34,6 @@ AUTO_TARGET = 1.2
 """Issue 13's target: device=None on host arrays at most this times NumPy's time."""
 ROUTE_TOLERANCE = 0.10
 """A route is right when its backend's time is within this fraction of the faster backend's."""
-MIN_RUNS = 3
 WIDTHS = (8, 6, 10, 10, 10, 10, 13, 8, 5)
 TEXT_COLUMNS = frozenset({0, 1, 6, 8})
 
@@ -110,41 +106,30 @@ class Routing:
     cuda : str or None
         The GPU gpuprims is timed on with ``device=`` (``"cuda:N"``), None for no GPU.
     budget_s : float
-        Seconds per measurement (at least :data:`MIN_RUNS` runs).
+        Seconds per measurement (at least three runs).
     """
 
     def __init__(self, cuda: str | None, budget_s: float):
         self.cuda = cuda
         self.budget_s = budget_s
         self.hosts = {peer.name: peer for peer in host_peers()}
-        self.rng = np.random.default_rng()
-        self.inputs: dict[tuple[int, str], np.ndarray] = {}
-
-    def _elements(self, n: int, dtype: str) -> np.ndarray:
-        """``n`` random elements of ``dtype``, made once per run (every op reads them)."""
-        key = (n, dtype)
-        if key not in self.inputs:
-            self.inputs[key] = random_array(self.rng, n, np.dtype(dtype))
-        return self.inputs[key]
-
-    def _median_ms(self, run: Callable[[], object]) -> float:
-        return float(np.median(time_wall(run, MIN_RUNS, self.budget_s)))
+        self.elements = Elements()
 
     def measure(self, op: Op, dtype: str, n: int) -> RoutingCase:
         """Time ``op`` on ``n`` elements of ``dtype`` every way, and ask auto's route."""
-        problem = op.make(self._elements(n, dtype))
+        problem = op.make(self.elements(n, dtype))
         host = self.hosts.get(op.host)
         host_ms = None
         if host is not None and (op.host_max is None or n <= op.host_max):
             call = host.bind(op, problem)
-            host_ms = self._median_ms(lambda: call(problem.data))
+            host_ms = median_ms(lambda: call(problem.data), self.budget_s)
         cpu_ms = self._gpuprims_ms(op, problem, device="cpu") if n <= CPU_MAX else None
         cuda_ms = self._gpuprims_ms(op, problem, device=self.cuda) if self.cuda is not None else None
         route = op.explain(problem)["route"]
         return RoutingCase(op.name, dtype, n, op.host, host_ms, cpu_ms, cuda_ms, self._gpuprims_ms(op, problem), route)
 
     def _gpuprims_ms(self, op: Op, problem: Problem, **device: str) -> float:
-        return self._median_ms(lambda: op.call(problem, **device))
+        return median_ms(lambda: op.call(problem, **device), self.budget_s)
 
 
 def summary(cases: Sequence[RoutingCase]) -> list[str]:

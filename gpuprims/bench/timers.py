@@ -16,6 +16,8 @@ BURST = 10
 LATENCY_CALLS = 2000
 LATENCY_SYNC_EVERY = 100
 """Latency calls between waits for the device (outside the timed region: its queue stays short)."""
+MIN_RUNS = 3
+"""Timed runs at the least of a measurement under a time budget."""
 
 
 def time_with_events(run: Callable[[], object], repeats: int, new_event: Callable[[], Any],
@@ -108,6 +110,12 @@ def time_wall(run: Callable[[], object], repeats: int, budget_s: float = 0.0) ->
         times.append(elapsed * 1e3)
         total += elapsed
     return np.array(times)
+
+
+def median_ms(run: Callable[[], object], budget_s: float) -> float:
+    """The median milliseconds of ``run()`` over adaptive repeats: :func:`time_wall` with
+    ``budget_s`` seconds and at least :data:`MIN_RUNS` runs."""
+    return float(np.median(time_wall(run, MIN_RUNS, budget_s)))
 
 
 def time_to_device(source: np.ndarray, device: str, repeats: int, budget_s: float = 0.0) -> np.ndarray:
