@@ -275,8 +275,13 @@ def scanned_bytes(problem: Problem) -> int:
 
 
 def same_bytes(problem: Problem) -> int:
-    """``out_bytes`` of a copy or a 'same' convolution: as many bytes as the input."""
+    """``out_bytes`` of a copy or a 2-D 'same' convolution: as many bytes as the input."""
     return problem.data.nbytes
+
+
+def convolved_bytes(problem: Problem) -> int:
+    """``out_bytes`` of :func:`numpy.convolve`, 'same' mode: the longer operand's length."""
+    return max(problem.data.size, problem.args[0].size) * problem.data.itemsize
 
 
 def convolution_macs(problem: Problem) -> int:
@@ -373,9 +378,9 @@ OPS: dict[str, Op] = {op.name: op for op in (
     Op("transpose", "copy", matrix_transpose, same_bytes, gpuprims.transpose,
        numpy=array_transpose, cupy=array_transpose, torch=torch_permute,
        cases=TRANSPOSE_CASES, latency_make=square_transpose, pinned_rows=True),
-    Op("convolve", "correlate", convolution(7), same_bytes, gpuprims.convolve, pinned_rows=True,
+    Op("convolve", "correlate", convolution(7), convolved_bytes, gpuprims.convolve, pinned_rows=True,
        **_CONVOLUTIONS),
-    Op("convolve_long", "correlate", convolution(4097), same_bytes, gpuprims.convolve, **_CONVOLUTIONS),
+    Op("convolve_long", "correlate", convolution(4097), convolved_bytes, gpuprims.convolve, **_CONVOLUTIONS),
     Op("convolve2d", "correlate", image_convolution, same_bytes, gpuprims.convolve2d,
        scipy=array_call("convolve2d"), cupy=array_call("convolve2d", "cupyx.scipy.signal"),
        cupyx_ndimage=ndimage_call("convolve"), torch=torch_convolution, macs=convolution_macs,
