@@ -174,12 +174,13 @@ class Benchmark:
 
     def _row(self, op: Op, n: int, problem: Problem, library: str, mode: str, ms: float, nbytes: int,
              x_memcpy: float | None = None, route: str = "") -> Row:
+        """The row of ``ms`` for ``library`` running ``op`` on ``problem`` (``nbytes`` moved)."""
         return Row(op.name, n, library, mode, ms, gbps(nbytes, ms), x_memcpy, problem.case,
                    problem.data.dtype.name, route)
 
     def _kernel_rows(self, op: Op, n: int, problem: Problem) -> list[Row]:
         """Time ``op`` on device-resident data, the device memcpy roofline first."""
-        nbytes, flat = sum(op.traffic(problem)), problem.data.reshape(-1)
+        flat = problem.data.reshape(-1)
         rows = []
         memcpy_ms = self._timed(MEMCPY, op, n, (MemoryError,), lambda: device_times(
             gpuprims.transpose, flat, repeats=self.repeats, device=self.device))
@@ -187,42 +188,42 @@ class Benchmark:
         if memcpy_ms is not None:
             memcpy_gbps = gbps(2 * flat.nbytes, memcpy_ms)
             rows.append(self._row(op, n, problem, MEMCPY, KERNEL, memcpy_ms, 2 * flat.nbytes, 1.0))
-        for peer in self._peers(op, KERNEL):
-            ms = self._timed(peer.name, op, n, peer.skipped_errors,
-                             lambda: peer.kernel_times(op, problem, self.repeats))
-            if ms is not None:
-                ratio = None if memcpy_gbps is None else gbps(nbytes, ms) / memcpy_gbps
-                rows.append(self._row(op, n, problem, peer.name, KERNEL, ms, nbytes, ratio))
-        return rows
+        return rows + self._peer_rows(op, n, problem, KERNEL,
+                                      lambda peer: peer.kernel_times(op, problem, self.repeats), memcpy_gbps)
 
     def _device_rows(self, op: Op, n: int, problem: Problem, memcpy_gbps: float | None, mode: str) -> list[Row]:
         """Time the public call on device-resident copies of the problem's data: bursts of calls
         to completion (``DEVICE``) or the host time of single calls (``LATENCY``)."""
-        nbytes = sum(op.traffic(problem))
-        rows = []
-        for peer in self._peers(op, mode):
-            def measure() -> np.ndarray:
-                with peer.active():
-                    call, x = peer.bind(op, problem), peer.put(problem.data)
-                    if mode == DEVICE:
-                        return time_burst(call, x, peer.sync, self.repeats)
-                    return time_call_latency(call, x, peer.sync)
-            ms = self._timed(peer.name, op, n, peer.skipped_errors, measure)
-            if ms is not None:
-                ratio = None if memcpy_gbps is None else gbps(nbytes, ms) / memcpy_gbps
-                rows.append(self._row(op, n, problem, peer.name, mode, ms, nbytes, ratio))
-        return rows
+        def measure(peer: Peer) -> np.ndarray:
+            with peer.active():
+                call, x = peer.bind(op, problem), peer.put(problem.data)
+                if mode == DEVICE:
+                    return time_burst(call, x, peer.sync, self.repeats)
+                return time_call_latency(call, x, peer.sync)
+        return self._peer_rows(op, n, problem, mode, measure, memcpy_gbps)
 
     def _e2e_rows(self, op: Op, n: int, problem: Problem) -> list[Row]:
         """Time ``op`` end to end from the problem's NumPy array, with gpuprims' routes."""
-        nbytes, x = sum(op.traffic(problem)), problem.data
-        repeats = e2e_repeats(self.repeats, x.nbytes)
-        rows = []
-        for peer in self._peers(op, E2E):
+        repeats = e2e_repeats(self.repeats, problem.data.nbytes)
+
+        def measure(peer: Peer) -> np.ndarray:
             call = peer.e2e_call(op, problem)
-            ms = self._timed(peer.name, op, n, peer.skipped_errors, lambda: time_wall(lambda: call(x), repeats))
+            return time_wall(lambda: call(problem.data), repeats)
+        return self._peer_rows(op, n, problem, E2E, measure)
+
+    def _peer_rows(self, op: Op, n: int, problem: Problem, mode: str, measure: Callable[[Peer], np.ndarray],
+                   memcpy_gbps: float | None = None) -> list[Row]:
+        """One row per peer measured in ``mode`` that offers ``op``: the median of
+        ``measure(peer)``, its bandwidth over ``memcpy_gbps`` (when given), and end to end the
+        route gpuprims took."""
+        nbytes = sum(op.traffic(problem))
+        rows = []
+        for peer in self._peers(op, mode):
+            ms = self._timed(peer.name, op, n, peer.skipped_errors, lambda: measure(peer))
             if ms is not None:
-                rows.append(self._row(op, n, problem, peer.name, E2E, ms, nbytes, route=peer.route(op, problem)))
+                ratio = None if memcpy_gbps is None else gbps(nbytes, ms) / memcpy_gbps
+                route = peer.route(op, problem) if mode == E2E else ""
+                rows.append(self._row(op, n, problem, peer.name, mode, ms, nbytes, ratio, route))
         return rows
 
     def _with_pinned_rows(self, op: Op, n: int, problem: Problem, rows: list[Row]) -> list[Row]:

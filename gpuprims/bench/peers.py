@@ -81,6 +81,19 @@ class Peer:
         """``host`` as the library's array (host libraries: itself)."""
         return host
 
+    def sync(self) -> None:
+        """Wait for the library's work on its device (device and latency modes)."""
+        raise NotImplementedError
+
+    def active(self) -> ContextManager:
+        """The context that makes the library's device current (device and latency modes)."""
+        raise NotImplementedError
+
+    def kernel_times(self, op: Op, problem: Problem, repeats: int) -> np.ndarray:
+        """Milliseconds of ``repeats`` runs of the op's device work on device-resident data
+        (kernel mode)."""
+        raise NotImplementedError
+
     def e2e_call(self, op: Op, problem: Problem) -> Callable[[np.ndarray], Any]:
         """``run(x)``: ``op`` end to end from the NumPy array ``x`` to a host result."""
         return self.bind(op, problem)
@@ -123,15 +136,12 @@ class Gpuprims(Peer):
         return gpuprims.to_device(host, self.device)
 
     def sync(self) -> None:
-        """Wait for gpuprims' work on the device."""
         gpuprims.synchronize(self.device)
 
     def active(self) -> ContextManager:
-        """gpuprims names its device in every call: no context."""
-        return contextlib.nullcontext()
+        return contextlib.nullcontext()  # gpuprims names its device in every call
 
     def kernel_times(self, op: Op, problem: Problem, repeats: int) -> np.ndarray:
-        """Milliseconds of ``repeats`` runs of the call's device work (the timing hook)."""
         return device_times(op.gpuprims, problem.data, *problem.args, repeats=repeats, device=self.device,
                             **problem.kwargs)
 
@@ -148,14 +158,6 @@ class GpuPeer(Peer):
         """A device result copied to the host (waits for the device)."""
         raise NotImplementedError
 
-    def sync(self) -> None:
-        """Wait for the library's work on the device."""
-        raise NotImplementedError
-
-    def active(self) -> ContextManager:
-        """The context that makes the library's device current."""
-        raise NotImplementedError
-
     def new_event(self) -> Any:
         """A timing-enabled CUDA event."""
         raise NotImplementedError
@@ -169,7 +171,8 @@ class GpuPeer(Peer):
         raise NotImplementedError
 
     def kernel_times(self, op: Op, problem: Problem, repeats: int) -> np.ndarray:
-        """Milliseconds of ``repeats`` calls on device-resident data, between CUDA events."""
+        """Milliseconds of ``repeats`` calls on device-resident data, between CUDA events (the
+        cached memory given back afterwards)."""
         with self.active():
             try:
                 return self._event_times(op, problem, repeats)
