@@ -129,7 +129,7 @@ def build_parser() -> argparse.ArgumentParser:
                       help="fit the planner's cost constants on this machine and print them as GPUPRIMS_COSTS")
     parser.add_argument("--ops", type=parse_ops, default=None,
                         help=f"comma list from {','.join(OPS)} (default: {','.join(DEFAULT_OPS)}; "
-                             "--routing: its own list)")
+                             "--routing: its own list; --calibrate: every op)")
     parser.add_argument("--sizes", type=parse_sizes, default=None,
                         help="comma list of sizes (default: 10,12,...,28; --routing: 6,8,...,28; --calibrate: "
                              "8,10,...,22); transpose runs its own fixed cases except in --routing")

@@ -151,6 +151,7 @@ class Benchmark:
                     self._add(self._device_rows(op, n, problem, None, LATENCY), emit)
 
     def _add(self, rows: list[Row], emit: Callable[[Row], None]) -> None:
+        """Keep ``rows`` and ``emit`` each."""
         for row in rows:
             self.rows.append(row)
             emit(row)
