@@ -108,8 +108,6 @@ class Fit:
 
     def cells(self) -> tuple[str, ...]:
         """The printed line's values."""
-        if self.errors.size == 0:
-            return (self.name, "0", "-", "-", "no samples")
         constants = "  ".join(f"{name}={value:.4g}" for name, value in self.constants.items())
         return (self.name, str(self.errors.size), f"{np.median(self.errors):.1%}", f"{self.errors.max():.1%}",
                 constants)
