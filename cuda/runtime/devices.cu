@@ -1,97 +1,96 @@
-// Device discovery, selection and CUDA error translation.
+// Device discovery and selection, the table of per-device state, and CUDA error translation.
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <mutex>
 
 #include "gpuprims_cuda.h"
-#include "runtime.cuh"
+#include "runtime/runtime.cuh"
 
 namespace gp {
 
-static void write_message(gp_error *err, gp_status status, const char *message)
-{
-    err->status = status;
-    std::snprintf(err->message, sizeof err->message, "%s", message);
-}
-
-int fail(gp_error *err, gp_status status, const char *message)
-{
-    write_message(err, status, message);
-    return -1;
-}
+int fail(gp_error *err, gp_status status, const char *message) { return gp_fail(err, status, message); }
 
 int fail(gp_error *err, cudaError_t code, const char *what)
 {
     cudaGetLastError();  // clear a non-sticky error so the next call starts clean
-    gp_status status = code == cudaErrorMemoryAllocation ? GP_ERR_NOMEM : GP_ERR_DEVICE;
+    const gp_status status = code == cudaErrorMemoryAllocation ? GP_ERR_NOMEM : GP_ERR_DEVICE;
     char message[sizeof err->message];
-    std::snprintf(message, sizeof message, "CUDA error in %s: %s (%s, code %d)", what,
-                  cudaGetErrorString(code), cudaGetErrorName(code), (int)code);
-    write_message(err, status, message);
-    return -1;
+    std::snprintf(message, sizeof message, "CUDA error in %s: %s (%s, code %d)", what, cudaGetErrorString(code),
+                  cudaGetErrorName(code), static_cast<int>(code));
+    return gp_fail(err, status, message);
 }
 
-// The first cudaGetDeviceCount decides once whether CUDA is usable at all; with no driver it
-// returns cudaErrorInsufficientDriver, which must mean "no GPU", not a failure.
-static std::once_flag count_once;
-static int cached_count = 0;
-static cudaError_t cached_count_error = cudaSuccess;
+namespace {
 
-static int device_count_cached()
+// The devices, counted once: the first cudaGetDeviceCount decides whether CUDA is usable at all.
+// With no driver it returns cudaErrorInsufficientDriver, which must mean "no GPU", not a failure.
+// One DeviceState per device, each created on the device's first use.
+struct DeviceTable {
+    int count = 0;
+    cudaError_t count_error = cudaSuccess;
+    std::unique_ptr<DeviceState[]> states;
+};
+
+const DeviceTable &devices()
 {
-    std::call_once(count_once, [] {
-        cached_count_error = cudaGetDeviceCount(&cached_count);
-        if (cached_count_error != cudaSuccess) {
-            cached_count = 0;
+    static std::once_flag once;
+    static DeviceTable table;
+    std::call_once(once, [] {
+        table.count_error = cudaGetDeviceCount(&table.count);
+        if (table.count_error != cudaSuccess) {
+            table.count = 0;
             cudaGetLastError();
         }
+        if (table.count > 0) table.states.reset(new DeviceState[table.count]);
     });
-    return cached_count;
+    return table;
 }
 
-constexpr int max_devices = 64;
-static int sm_counts[max_devices];  // 0 until queried; a benign race writes the same value
+// Fills a device's entry; runs once per device, with the device current (the work stream is
+// created on the current device).
+void create_state(int device, DeviceState &state)
+{
+    int multiprocessors = 0;
+    if (cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount, device) == cudaSuccess &&
+        multiprocessors > 0)
+        state.multiprocessors = multiprocessors;
+    else
+        cudaGetLastError();  // launches are then sized for one SM: slower, still correct
+    state.work = create_work_stream();
+    state.pool_error = create_memory_pool(device, &state.pool);
+}
+
+}  // namespace
 
 int use_device(int device, gp_error *err)
 {
-    int count = device_count_cached();
-    if (device < 0 || device >= count) {
+    const DeviceTable &table = devices();
+    if (device < 0 || device >= table.count) {
         char message[128];
-        std::snprintf(message, sizeof message, "CUDA device %d does not exist (%d available)",
-                      device, count);
+        std::snprintf(message, sizeof message, "CUDA device %d does not exist (%d available)", device, table.count);
         return fail(err, GP_ERR_INVALID, message);
     }
     GP_CUDA_TRY(cudaSetDevice(device), err, "cudaSetDevice");
+    DeviceState &state = table.states[device];
+    std::call_once(state.created, [&] { create_state(device, state); });
     return 0;
 }
 
-int multiprocessor_count(int device)
-{
-    if (device < 0 || device >= max_devices) return 1;
-    if (sm_counts[device] == 0) {
-        int value = 0;
-        if (cudaDeviceGetAttribute(&value, cudaDevAttrMultiProcessorCount, device) != cudaSuccess ||
-            value <= 0) {
-            cudaGetLastError();
-            value = 1;
-        }
-        sm_counts[device] = value;
-    }
-    return sm_counts[device];
-}
+DeviceState &device_state(int device) { return devices().states[device]; }
+
+int multiprocessor_count(int device) { return device_state(device).multiprocessors; }
 
 }  // namespace gp
 
 extern "C" int gp_cuda_device_count(gp_error *err)
 {
-    int count = gp::device_count_cached();
-    if (count == 0) {
-        if (gp::cached_count_error != cudaSuccess)
-            gp::fail(err, gp::cached_count_error, "cudaGetDeviceCount");
-        else
-            gp::fail(err, GP_ERR_DEVICE, "no CUDA device found");
+    const gp::DeviceTable &table = gp::devices();
+    if (table.count == 0) {
+        if (table.count_error != cudaSuccess) gp::fail(err, table.count_error, "cudaGetDeviceCount");
+        else gp::fail(err, GP_ERR_DEVICE, "no CUDA device found");
     }
-    return count;
+    return table.count;
 }
 
 extern "C" int gp_cuda_device_props_get(int device, gp_cuda_device_props *props, gp_error *err)
