@@ -1,10 +1,99 @@
-// Kernel timing for the benchmark: the input is uploaded once, then each repeat of the resident
-// entry point (all its launches and workspace allocations) is bracketed by CUDA events.
-#include "copy_layout.h"
+// The one call entry of the CUDA backend: gp_cuda_run runs a planned call on its route, through the
+// primitive table (one row per primitive: its resident launch and its streaming tiler), and times it
+// for the benchmark; gp_cuda_stream_tiles lists the tiles a streamed call would be cut into.
+//   resident: the primitive's launch on the call's device pointers;
+//   short:    the input's span copied to the device, the resident launch, the result copied back;
+//   streamed: the primitive's tiler through the streaming engine (streaming/engine.cuh).
+#include <memory>
+#include <vector>
+
 #include "gpuprims_cuda.h"
-#include "runtime.cuh"
+#include "primitives.cuh"
+#include "runtime/runtime.cuh"
+#include "streaming/engine.cuh"
 
 namespace gp {
+namespace {
+
+// ---- the primitive table ----------------------------------------------------------------------------
+
+struct Primitive {
+    gp_primitive primitive;
+    ResidentLaunch resident;
+    TilerFactory tiler;  // null: the primitive has no streamed form
+};
+
+constexpr Primitive primitives[] = {
+    {GP_REDUCE, reduce_resident, reduce_tiler},
+    {GP_SCAN, scan_resident, scan_tiler},
+    {GP_CORRELATE, correlate_resident, correlate_tiler},
+    {GP_COPY, copy_resident, copy_tiler},
+    {GP_CONVERT, convert_resident, nullptr},
+};
+
+constexpr bool rows_in_order()
+{
+    for (int p = 0; p < GP_NUM_PRIMITIVES; ++p)
+        if (primitives[p].primitive != p) return false;
+    return true;
+}
+static_assert(sizeof primitives / sizeof primitives[0] == GP_NUM_PRIMITIVES, "one row per primitive");
+static_assert(rows_in_order(), "the rows follow gp_primitive");
+
+// The call's row, or null with err set for an unknown primitive.
+const Primitive *find_row(const gp_call &call, gp_error *err)
+{
+    if (static_cast<int>(call.primitive) < 0 || call.primitive >= GP_NUM_PRIMITIVES) {
+        fail(err, GP_ERR_INVALID, "unknown primitive");
+        return nullptr;
+    }
+    return &primitives[call.primitive];
+}
+
+// The primitive's streamed form of the call, or null with err set.
+std::unique_ptr<Tiler> tiler_for(const Primitive &row, const gp_call &call, const gp_plan &plan, gp_error *err)
+{
+    if (row.tiler == nullptr) {
+        fail(err, GP_ERR_INVALID, "this primitive has no streamed form");
+        return nullptr;
+    }
+    return row.tiler(call, plan, err);
+}
+
+// ---- the short route --------------------------------------------------------------------------------
+
+// Device copies of a host call's operands: the input's span (plan.in_bytes, from plan.in_offset
+// bytes before call.in) uploaded on the work stream, and room for the result (plan.out_bytes);
+// `call` is the call on them.  Released on every path.
+struct DeviceOperands {
+    DeviceBuffer in, out;
+    gp_call call;
+
+    int upload(const gp_call &host, const gp_plan &plan, gp_error *err)
+    {
+        if (in.allocate(plan.in_bytes, err) || out.allocate(plan.out_bytes, err)) return -1;
+        GP_CUDA_TRY(cudaMemcpyAsync(in.as<void>(), static_cast<const char *>(host.in) - plan.in_offset, plan.in_bytes,
+                                    cudaMemcpyHostToDevice, work_stream()),
+                    err, "copy to device");
+        call = host;
+        call.in = in.as<const char>() + plan.in_offset;
+        call.out = out.as<void>();
+        return 0;
+    }
+};
+
+// One copy each way: upload, run the resident launch, copy the result back, wait.
+int run_short(int device, const Primitive &row, const gp_call &call, const gp_plan &plan, gp_error *err)
+{
+    DeviceOperands operands;
+    if (operands.upload(call, plan, err) || row.resident(device, operands.call, err)) return -1;
+    GP_CUDA_TRY(cudaMemcpyAsync(call.out, operands.out.as<void>(), plan.out_bytes, cudaMemcpyDeviceToHost,
+                                work_stream()),
+                err, "copy to host");
+    return synchronize(err, "waiting for the device");
+}
+
+// ---- timing -----------------------------------------------------------------------------------------
 
 // Owns a pair of events.
 class EventPair {
@@ -14,8 +103,8 @@ class EventPair {
     EventPair &operator=(const EventPair &) = delete;
     ~EventPair()
     {
-        if (start) cudaEventDestroy(start);
-        if (stop) cudaEventDestroy(stop);
+        for (cudaEvent_t event : {start, stop})
+            if (event != nullptr && cudaEventDestroy(event) != cudaSuccess) cudaGetLastError();
     }
     int create(gp_error *err)
     {
@@ -27,7 +116,7 @@ class EventPair {
 };
 
 // Times `repeats` calls of run() (after one untimed warm-up) and writes milliseconds to ms.
-template <class F> static int time_repeats(int repeats, float *ms, gp_error *err, F &&run)
+template <class F> int time_repeats(int repeats, float *ms, gp_error *err, F &&run)
 {
     EventPair events;
     if (events.create(err) || run()) return -1;
@@ -41,92 +130,56 @@ template <class F> static int time_repeats(int repeats, float *ms, gp_error *err
     return 0;
 }
 
-// Uploads desc's host input and allocates its output, then times the resident entry point.  The
-// input is the in_bytes from `in_offset` bytes before desc->in.
-template <class Desc, class F>
-static int time_resident(int device, const Desc *desc, size_t in_bytes, size_t out_bytes,
-                         int repeats, float *ms, gp_error *err, F &&resident, size_t in_offset = 0)
+// Times the call's device work (its resident launch, with all its launches and workspace
+// allocations): on the call's own device pointers, or on device copies of its host operands,
+// uploaded once.
+int time_call(int device, const Primitive &row, const gp_call &call, const gp_plan &plan, float *ms, gp_error *err)
 {
-    if (use_device(device, err)) return -1;
-    DeviceBuffer device_in, device_out;
-    if (device_in.allocate(in_bytes, err) || device_out.allocate(out_bytes, err)) return -1;
-    GP_CUDA_TRY(cudaMemcpyAsync(device_in.as<void>(), static_cast<const char *>(desc->in) - in_offset,
-                                in_bytes, cudaMemcpyHostToDevice, work_stream()),
-                err, "copy to device");
-    Desc on_device = *desc;
-    on_device.in = device_in.as<const char>() + in_offset;
-    on_device.out = device_out.as<void>();
-    if (time_repeats(repeats, ms, err, [&] { return resident(device, &on_device, err); })) return -1;
+    DeviceOperands operands;
+    if (plan.route != GP_ROUTE_RESIDENT && operands.upload(call, plan, err)) return -1;
+    const gp_call &timed = plan.route == GP_ROUTE_RESIDENT ? call : operands.call;
+    if (time_repeats(plan.repeats, ms, err, [&] { return row.resident(device, timed, err); })) return -1;
     return synchronize(err, "timing");
 }
 
+}  // namespace
 }  // namespace gp
 
-extern "C" int gp_cuda_time_reduce(int device, const gp_reduce_desc *desc, int repeats, float *ms,
-                                   gp_error *err)
-{
-    const size_t in_bytes = static_cast<size_t>(gp_dtype_size(desc->in_dtype)) * desc->outer * desc->n * desc->inner;
-    const size_t out_bytes = static_cast<size_t>(gp_dtype_size(desc->out_dtype)) * desc->outer * desc->inner;
-    return gp::time_resident(device, desc, in_bytes, out_bytes, repeats, ms, err, gp_cuda_reduce_resident);
-}
-
-extern "C" int gp_cuda_time_scan(int device, const gp_scan_desc *desc, int repeats, float *ms,
-                                 gp_error *err)
-{
-    const size_t count = static_cast<size_t>(desc->outer) * desc->n * desc->inner;
-    return gp::time_resident(device, desc, count * gp_dtype_size(desc->in_dtype),
-                             count * gp_dtype_size(desc->out_dtype), repeats, ms, err,
-                             gp_cuda_scan_resident);
-}
-
-extern "C" int gp_cuda_time_copy_strided(int device, const gp_copy_desc *desc, int repeats, float *ms,
-                                         gp_error *err)
-{
-    int64_t lowest, extent;
-    gp_copy_span(desc, &lowest, &extent);
-    const size_t size = static_cast<size_t>(desc->elem_size);
-    return gp::time_resident(device, desc, extent * size, gp_copy_count(desc) * size, repeats, ms, err,
-                             gp_cuda_copy_strided_resident, -lowest * size);
-}
-
-extern "C" int gp_cuda_time_correlate(int device, const gp_correlate_desc *desc, int repeats, float *ms,
-                                      gp_error *err)
-{
-    const size_t element = static_cast<size_t>(gp_dtype_size(desc->dtype));
-    return gp::time_resident(device, desc, element * desc->rows * desc->cols,
-                             element * desc->out_rows * desc->out_cols, repeats, ms, err,
-                             gp_cuda_correlate_resident);
-}
-
-extern "C" int gp_cuda_time_memcpy(int device, size_t nbytes, int repeats, float *ms, gp_error *err)
+extern "C" int gp_cuda_run(const gp_call *call, const gp_plan *plan, float *times_ms, gp_error *err)
 {
     using namespace gp;
-    if (use_device(device, err)) return -1;
-    DeviceBuffer source, target;
-    if (source.allocate(nbytes, err) || target.allocate(nbytes, err)) return -1;
-    GP_CUDA_TRY(cudaMemsetAsync(source.as<void>(), 0x5a, nbytes, work_stream()), err, "cudaMemsetAsync");
-    if (time_repeats(repeats, ms, err, [&] {
-            GP_CUDA_TRY(cudaMemcpyAsync(target.as<void>(), source.as<void>(), nbytes,
-                                        cudaMemcpyDeviceToDevice, work_stream()),
-                        err, "cudaMemcpyAsync");
-            return 0;
-        }))
-        return -1;
-    return synchronize(err, "timing");
+    const Primitive *row = find_row(*call, err);
+    if (row == nullptr || use_device(plan->device, err)) return -1;
+    if (plan->repeats > 0) return time_call(plan->device, *row, *call, *plan, times_ms, err);
+    switch (plan->route) {
+    case GP_ROUTE_RESIDENT: return row->resident(plan->device, *call, err);
+    case GP_ROUTE_SHORT: return run_short(plan->device, *row, *call, *plan, err);
+    case GP_ROUTE_STREAMED: {
+        const std::unique_ptr<Tiler> tiler = tiler_for(*row, *call, *plan, err);
+        return tiler ? stream(plan->device, *tiler, plan->stream, err) : -1;
+    }
+    default: return fail(err, GP_ERR_INVALID, "a call the planner did not route to the GPU reached the CUDA backend");
+    }
 }
 
-extern "C" int gp_cuda_time_host_to_device(int device, const void *host, size_t nbytes, int repeats, float *ms,
-                                           gp_error *err)
+extern "C" int gp_cuda_stream_tiles(const gp_call *call, const gp_plan *plan, gp_tile_visitor visit, void *ctx,
+                                    gp_error *err)
 {
     using namespace gp;
-    if (use_device(device, err)) return -1;
-    DeviceBuffer target;
-    if (target.allocate(nbytes, err)) return -1;
-    if (time_repeats(repeats, ms, err, [&] {
-            GP_CUDA_TRY(cudaMemcpyAsync(target.as<void>(), host, nbytes, cudaMemcpyHostToDevice, work_stream()),
-                        err, "cudaMemcpyAsync");
-            return 0;
-        }))
-        return -1;
-    return synchronize(err, "timing");
+    const Primitive *row = find_row(*call, err);
+    if (row == nullptr) return -1;
+    const std::unique_ptr<Tiler> tiler = tiler_for(*row, *call, *plan, err);
+    if (!tiler) return -1;
+    const auto as_box = [](const Box &box) {
+        return gp_box{box.o0, box.o_count, box.k0, box.k_count, box.i0, box.i_count};
+    };
+    Tile tile;
+    std::vector<gp_box> inputs;
+    while (tiler->next(&tile)) {
+        const gp_box box = as_box(tile.box);
+        inputs.clear();
+        for (const Box &input : tile.input) inputs.push_back(as_box(input));
+        visit(ctx, &box, inputs.data(), static_cast<int64_t>(inputs.size()));
+    }
+    return 0;
 }
