@@ -149,7 +149,9 @@ def explain(function, *args, **kwargs):
         (tiles through pinned buffers), ``"cuda-resident"`` (device-resident data) or ``"numpy"``;
         ``device`` (``"cpu"`` or ``"cuda:N"``); ``in_bytes`` and ``out_bytes`` (what the call reads
         and writes); ``input_pinned`` and ``result_pinned``; ``cpu_us`` and ``cuda_us``, the cost
-        model's estimates when it chose the route (``device=None`` on host data), else None.
+        model's estimates in microseconds when it chose the route (``device=None`` on host data
+        with a usable GPU), else None.  When the CPU wins even against a pinned input, ``cuda_us``
+        is that estimate: the planner does not ask whether the input is pinned.
 
     Raises
     ------
