@@ -355,17 +355,18 @@ def torch_convolution(peer, problem: Problem) -> Callable[[Any], Any]:
     return lambda x: convolve(x.view(1, 1, *x.shape), weight, padding=padding)
 
 
-def _reduction(name: str, torch: Binder | None = None) -> Op:
+def _reduction(name: str, torch: Binder | None = None, pinned_rows: bool = False) -> Op:
     """The entry of a full reduction named the same in gpuprims, NumPy, CuPy and PyTorch."""
     return Op(name, "reduce", vector, reduced_bytes(name), getattr(gpuprims, name),
-              numpy=array_call(name), cupy=array_call(name), torch=torch or torch_call(name))
+              numpy=array_call(name), cupy=array_call(name), torch=torch or torch_call(name),
+              pinned_rows=pinned_rows)
 
 
 _CONVOLUTIONS = dict(numpy=array_call("convolve"), cupy=array_call("convolve"),
                      cupyx_ndimage=ndimage_call("convolve1d"), torch=torch_convolution, macs=convolution_macs)
 
 OPS: dict[str, Op] = {op.name: op for op in (
-    _reduction("sum"),
+    _reduction("sum", pinned_rows=True),
     _reduction("prod"),
     _reduction("min"),
     _reduction("max"),
