@@ -5,34 +5,38 @@
 #include <cuda_fp16.h>
 #include <cuda/std/limits>
 #include <cuda/std/type_traits>
+#include <climits>
 #include <cstdint>
 
-#include "gp_types.h"
-#include "runtime.cuh"
+#include "contract/gp_dtype.h"
+#include "runtime/runtime.cuh"
 
 namespace gp {
 
 template <class T> struct type_tag { using type = T; };
 
-// The dtype dispatch table: calls f(type_tag<T>{}) with the C++ type that stores `dtype`.
+// The dtype dispatch table, generated from the dtype table (GP_DTYPES' device storage types):
+// calls f(type_tag<T>{}) with the C++ type that stores `dtype` on the device.
 template <class F> int dispatch_dtype(gp_dtype dtype, gp_error *err, F &&f)
 {
     switch (dtype) {
-    case GP_BOOL: return f(type_tag<bool>{});
-    case GP_INT8: return f(type_tag<int8_t>{});
-    case GP_INT16: return f(type_tag<int16_t>{});
-    case GP_INT32: return f(type_tag<int32_t>{});
-    case GP_INT64: return f(type_tag<int64_t>{});
-    case GP_UINT8: return f(type_tag<uint8_t>{});
-    case GP_UINT16: return f(type_tag<uint16_t>{});
-    case GP_UINT32: return f(type_tag<uint32_t>{});
-    case GP_UINT64: return f(type_tag<uint64_t>{});
-    case GP_FLOAT16: return f(type_tag<__half>{});
-    case GP_FLOAT32: return f(type_tag<float>{});
-    case GP_FLOAT64: return f(type_tag<double>{});
+#define GP_DISPATCH_DTYPE(NAME, numpy_name, kind, size, host_storage, device_storage) \
+    case GP_##NAME: return f(type_tag<device_storage>{});
+        GP_DTYPES(GP_DISPATCH_DTYPE)
+#undef GP_DISPATCH_DTYPE
     default: return fail(err, GP_ERR_INVALID, "unsupported dtype");
     }
 }
+
+// The same table at compile time: device_type<D>::type stores dtype D, and dtype_of<T> is the
+// dtype T stores.
+template <gp_dtype D> struct device_type;
+template <class T> inline constexpr gp_dtype dtype_of = GP_NUM_DTYPES;
+#define GP_DEVICE_TYPE(NAME, numpy_name, kind, size, host_storage, device_storage) \
+    template <> struct device_type<GP_##NAME> { using type = device_storage; };  \
+    template <> inline constexpr gp_dtype dtype_of<device_storage> = GP_##NAME;
+GP_DTYPES(GP_DEVICE_TYPE)
+#undef GP_DEVICE_TYPE
 
 // For copies, which move elements as raw words: calls f(type_tag<W>{}) with the unsigned integer
 // type of `bytes` (1, 2, 4 or 8).
@@ -47,28 +51,32 @@ template <class F> int dispatch_element_size(int64_t bytes, gp_error *err, F &&f
     }
 }
 
-template <class T> constexpr bool is_float_v =
-    cuda::std::is_same_v<T, __half> || cuda::std::is_floating_point_v<T>;
+// How sums, products and scans with result dtype Out accumulate (the accumulator rule, gp_dtype.h):
+// in the accumulator type of Out's partial dtype (gp_partial_dtype), uint64_t for integers (signed
+// and unsigned alike wrap around as two's complement) and the float type itself for floats.  The
+// result is written as that accumulator where Out is its own partial dtype (integer results, int64
+// and uint64 alike, are the accumulator's 64-bit word), else in Out's storage type (float16).
+template <gp_dtype Out> struct accumulation {
+    static constexpr gp_dtype partial = gp_partial_dtype(Out);
+    using acc = cuda::std::conditional_t<gp_dtype_is_float(partial), typename device_type<partial>::type, uint64_t>;
+    using out = cuda::std::conditional_t<partial == Out, acc, typename device_type<Out>::type>;
+};
 
-// Sum, product and scan: calls f(type_tag<Acc>{}, type_tag<Out>{}) for an output dtype, following
-// the accumulator rule in gp_types.h.  Integer outputs accumulate in uint64_t (two's complement
-// wrap-around for signed and unsigned alike); float16 outputs accumulate in float.  Only pairs the
-// rule allows are instantiated.
+// Sum, product and scan: calls f(type_tag<Acc>{}, type_tag<Out>{}) with accumulation<out>'s types.
+// Only the (In, out) pairs gp_accumulate_supported allows are instantiated.
 template <class In, class F> int dispatch_accumulator(gp_dtype out, gp_error *err, F &&f)
 {
+    constexpr gp_dtype in = dtype_of<In>;
     switch (out) {
-    case GP_INT64:
-    case GP_UINT64:
-        if constexpr (!is_float_v<In>) return f(type_tag<uint64_t>{}, type_tag<uint64_t>{});
+#define GP_DISPATCH_ACCUMULATOR(NAME, numpy_name, kind, size, host_storage, device_storage) \
+    case GP_##NAME:                                                                        \
+        if constexpr (gp_accumulate_supported(in, GP_##NAME)) {                            \
+            using Rule = accumulation<GP_##NAME>;                                          \
+            return f(type_tag<typename Rule::acc>{}, type_tag<typename Rule::out>{});      \
+        }                                                                                  \
         break;
-    case GP_FLOAT64: return f(type_tag<double>{}, type_tag<double>{});
-    case GP_FLOAT32:
-        if constexpr (cuda::std::is_same_v<In, __half> || cuda::std::is_same_v<In, float>)
-            return f(type_tag<float>{}, type_tag<float>{});
-        break;
-    case GP_FLOAT16:
-        if constexpr (cuda::std::is_same_v<In, __half>) return f(type_tag<float>{}, type_tag<__half>{});
-        break;
+        GP_DTYPES(GP_DISPATCH_ACCUMULATOR)
+#undef GP_DISPATCH_ACCUMULATOR
     default: break;
     }
     return fail(err, GP_ERR_INVALID, "unsupported accumulator dtype for this input");
@@ -85,7 +93,7 @@ template <> struct minmax_accumulator<__half> { using type = float; };
 
 // Value conversion between storage and accumulator types.  Signed integers widen to uint64_t by
 // sign extension, so uint64_t arithmetic wraps exactly like int64 arithmetic.  Host code uses it
-// too (convolve.cu converts masks before launch).
+// too (correlate.cu converts masks before launch).
 template <class To, class From> __host__ __device__ __forceinline__ To convert(From x)
 {
     if constexpr (cuda::std::is_same_v<From, To>) {
@@ -187,6 +195,14 @@ __device__ __forceinline__ void wait_async_copies()
     asm volatile("cp.async.wait_all;\n" ::: "memory");
 #endif
 }
+
+// What one kernel launch may ask for, on every architecture gpuprims builds for.
+struct LaunchLimits {
+    static constexpr int64_t max_grid_x = INT_MAX;  // blocks along x
+    static constexpr int64_t max_grid_y = 65535;    // blocks along y
+    // Dynamic shared memory a kernel gets without opting in (cudaFuncAttributeMaxDynamicSharedMemorySize).
+    static constexpr size_t default_dynamic_shared_bytes = 48 * 1024;
+};
 
 __host__ __device__ constexpr int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 __host__ __device__ constexpr int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }

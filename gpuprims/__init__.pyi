@@ -1,4 +1,4 @@
-from typing import Any, Optional, Sequence, Tuple, TypedDict, Union
+from typing import Any, Callable, Optional, Sequence, Tuple, TypedDict, Union
 
 import numpy as np
 from numpy.typing import ArrayLike, DTypeLike, NDArray
@@ -60,7 +60,20 @@ class BuildInfo(TypedDict):
     cuda_version: Optional[str]
     archs: Optional[str]
 
+class Plan(TypedDict):
+    function: str
+    primitive: Optional[str]  # "reduce", "scan", "correlate", "copy", or None when NumPy answers
+    route: str  # "cpu", "cuda", "cuda-streamed", "cuda-resident" or "numpy"
+    device: str
+    in_bytes: int
+    out_bytes: int
+    input_pinned: bool
+    result_pinned: bool
+    cpu_us: Optional[float]
+    cuda_us: Optional[float]
+
 def build_info() -> BuildInfo: ...
+def explain(function: Callable[..., Any], *args: Any, **kwargs: Any) -> Plan: ...
 def cuda_available() -> bool: ...
 def device_info() -> dict[str, Any]: ...
 def set_num_threads(n: int) -> None: ...

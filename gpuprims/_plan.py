@@ -40,8 +40,8 @@ class Plan:
     Parameters
     ----------
     entry : callable or None
-        The core's entry (``_core.reduce`` ...); None for a result NumPy computed already (`finish`
-        then returns it).
+        The core's entry (``_core.reduce`` ...); None when NumPy computes the result (`finish`
+        then does).
     source : numpy.ndarray or DeviceArray
         The input.  A DeviceArray source must be C-contiguous, except for ``_core.copy``.
     params : tuple
@@ -68,17 +68,22 @@ class Plan:
         self.finish = finish
 
     @classmethod
-    def computed(cls, result):
-        """A plan whose result is already known (NumPy's answer for empty inputs)."""
-        return cls(None, None, (), None, None, -1, lambda _: result)
+    def by_numpy(cls, compute):
+        """A plan whose result NumPy computes, compute() (NumPy's answers for empty inputs, with
+        its warnings and errors), when it runs."""
+        return cls(None, None, (), None, None, -1, lambda _: compute())
 
     def run(self):
         """The user's result."""
         if _dry_run.active:
             raise _Planned(self)
-        if self.entry is None:
-            return self.finish(None)
-        output = self._call(0)
+        source = self.source
+        if type(source) is np.ndarray:  # host data, the common case: one call of the core
+            output = self.entry(source, self.out_shape, self.device, 0, *self.params)
+        elif self.entry is None:
+            output = None
+        else:
+            output = self._call(0)
         return output if self.finish is None else self.finish(output)
 
     def _call(self, repeats):
@@ -144,7 +149,9 @@ def explain(function, *args, **kwargs):
         (tiles through pinned buffers), ``"cuda-resident"`` (device-resident data) or ``"numpy"``;
         ``device`` (``"cpu"`` or ``"cuda:N"``); ``in_bytes`` and ``out_bytes`` (what the call reads
         and writes); ``input_pinned`` and ``result_pinned``; ``cpu_us`` and ``cuda_us``, the cost
-        model's estimates when it chose the route (``device=None`` on host data), else None.
+        model's estimates in microseconds when it chose the route (``device=None`` on host data
+        with a usable GPU), else None.  When the CPU wins even against a pinned input, ``cuda_us``
+        is that estimate: the planner does not ask whether the input is pinned.
 
     Raises
     ------

@@ -52,7 +52,7 @@ class _Reduction:
     """What a reduction does that depends on its arguments and the input's dtype and ndim, not on
     the data: worked out once per distinct call (see _reduction) and reused."""
 
-    __slots__ = ("op_code", "cast", "backend_dtype", "finish", "moved", "split", "out_axes", "whole_shape")
+    __slots__ = ("op_code", "cast", "backend_dtype", "finish", "moved", "split", "out_axes", "whole")
 
     def __init__(self, op, in_dtype, ndim, axes, dtype, keepdims):
         if op in ("min", "max"):
@@ -79,15 +79,15 @@ class _Reduction:
             self.moved, self.split = kept + axes, (len(kept), ndim)
         # The result's axes: the input's kept axes, and with keepdims a 1 (None) for each reduced one.
         self.out_axes = tuple(None if axis in axes else axis for axis in range(ndim)) if keepdims else kept
-        # Reducing a host array whole (the commonest call) needs none of plan()'s general steps.
-        whole = self.cast is None and self.moved is None and self.split == (0, ndim)
-        self.whole_shape = (1,) * ndim if whole and keepdims else () if whole else None
+        # Every axis reduced and the input used as it is: the common call, whose plan needs no shape
+        # arithmetic (its result's shape is all ones).
+        self.whole = len(axes) == ndim and self.cast is None and self.moved is None
 
     def plan(self, array, index):
         """The plan for `array` (at least one element) on backend device `index`."""
-        if self.whole_shape is not None and type(array) is np.ndarray:
+        if self.whole and type(array) is np.ndarray:
             return Plan(_core.reduce, array, (self.op_code, self.backend_dtype.num, 1, array.size, 1),
-                        self.whole_shape, self.backend_dtype, index, self.finish)
+                        (1,) * len(self.out_axes), self.backend_dtype, index, self.finish)
         shape = array.shape
         if self.cast is not None:
             array = array.astype(self.cast)
@@ -103,15 +103,23 @@ class _Reduction:
                     self.backend_dtype, index, self.finish)
 
 
+def plain_axes(axis):
+    """Whether `axis` is None, an int or a tuple of ints: the axis forms a cache may key on (True
+    and 1.0 compare equal to 1 but are errors)."""
+    return axis is None or type(axis) is int or (type(axis) is tuple and all(type(item) is int for item in axis))
+
+
 def _reduction(op, in_dtype, ndim, axis, dtype, keepdims):
     """The _Reduction of these arguments (NumPy's errors for bad ones)."""
-    try:
-        return _cached_reduction(op, in_dtype, ndim, axis, dtype, bool(keepdims))
-    except TypeError:  # an unhashable argument: work it out uncached (it raises NumPy's error if bad)
-        return _Reduction(op, in_dtype, ndim, reduced_axes(axis, ndim), _dtype_argument(op, dtype), keepdims)
+    if plain_axes(axis):
+        try:
+            return _cached_reduction(op, in_dtype, ndim, axis, dtype, bool(keepdims))
+        except TypeError:  # an unhashable dtype= (raises NumPy's error below)
+            pass
+    return _Reduction(op, in_dtype, ndim, reduced_axes(axis, ndim), _dtype_argument(op, dtype), keepdims)
 
 
-@functools.lru_cache(maxsize=1024, typed=True)  # typed: axis=1.0 or True must not hit axis=1
+@functools.lru_cache(maxsize=1024, typed=True)
 def _cached_reduction(op, in_dtype, ndim, axis, dtype, keepdims):
     return _Reduction(op, in_dtype, ndim, reduced_axes(axis, ndim), _dtype_argument(op, dtype), keepdims)
 
@@ -135,7 +143,8 @@ def _reduce(op, a, axis, dtype, keepdims, device):
     if array.size == 0:  # no work: NumPy's own identities, errors and warnings
         axes = reduced_axes(axis, array.ndim)
         kwargs = {} if op in ("min", "max") else {"dtype": dtype}
-        return Plan.computed(like_input(_NUMPY[op](on_host(array), axis=axes, keepdims=keepdims, **kwargs), array))
+        return Plan.by_numpy(lambda: like_input(_NUMPY[op](on_host(array), axis=axes, keepdims=keepdims, **kwargs),
+                                                array))
     return _reduction(op, array.dtype, array.ndim, axis, dtype, keepdims).plan(array, index)
 
 
@@ -282,8 +291,8 @@ def mean(a, axis=None, dtype=None, keepdims=False, *, device=None):
         axis_index(axis, 0)  # unlike sum, numpy.mean rejects axis 0 of a 0-d array
     axes = reduced_axes(axis, array.ndim)
     if array.size == 0:
-        return Plan.computed(like_input(np.mean(on_host(array), axis=axes, dtype=dtype, keepdims=keepdims),
-                                        array)).run()
+        return Plan.by_numpy(lambda: like_input(np.mean(on_host(array), axis=axes, dtype=dtype, keepdims=keepdims),
+                                                array)).run()
     accumulation_dtype("mean", array.dtype, dtype)  # validates dtype=
     plan = _reduction("sum", array.dtype, array.ndim, axes, _mean_sum_dtype(array, dtype), keepdims).plan(array, index)
     sum_finish = plan.finish

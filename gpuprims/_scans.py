@@ -10,7 +10,6 @@ import numpy as np
 
 from . import _core
 from ._boundary import array_input, axis_index, like_input
-from ._device_array import DeviceArray
 from ._plan import Plan
 from ._reductions import accumulation_dtype, backend_dtypes, cast_to
 
@@ -35,18 +34,18 @@ class _Scan:
         if self.flatten and array.ndim != 1:
             array = array.reshape(-1)
         if array.size == 0:
-            return Plan.computed(like_input(np.zeros(array.shape, self.result_dtype), array))
+            return Plan.by_numpy(lambda: like_input(np.zeros(array.shape, self.result_dtype), array))
         if self.cast is not None:
             array = array.astype(self.cast)
-        if isinstance(array, DeviceArray):
+        if type(array) is not np.ndarray:
             array = array.contiguous()
         shape, axis = array.shape, self.axis
-        return Plan(_core.scan, array,
-                    (self.backend_dtype.num, math.prod(shape[:axis]), shape[axis], math.prod(shape[axis + 1:]),
-                     self.exclusive), shape, self.backend_dtype, index, self.finish)
+        outer, inner = (1, 1) if len(shape) == 1 else (math.prod(shape[:axis]), math.prod(shape[axis + 1:]))
+        return Plan(_core.scan, array, (self.backend_dtype.num, outer, shape[axis], inner, self.exclusive), shape,
+                    self.backend_dtype, index, self.finish)
 
 
-@functools.lru_cache(maxsize=1024, typed=True)  # typed: axis=1.0 or True must not hit axis=1
+@functools.lru_cache(maxsize=1024, typed=True)
 def _cached_scan(in_dtype, ndim, axis, dtype, exclusive):
     return _Scan(in_dtype, ndim, axis, dtype, exclusive)
 
@@ -56,11 +55,17 @@ def _scan(a, axis, dtype, exclusive, device):
     if not isinstance(exclusive, (bool, np.bool_)):
         raise TypeError(f"exclusive must be a bool, not {type(exclusive).__name__}")
     array, index = array_input(a, "prefix_sum", device)
-    try:
-        scan = _cached_scan(array.dtype, array.ndim, axis, dtype, exclusive)
-    except TypeError:  # an unhashable argument: work it out uncached (it raises NumPy's error if bad)
-        scan = _Scan(array.dtype, array.ndim, axis, dtype, exclusive)
-    return scan.plan(array, index)
+    return _scan_of(array.dtype, array.ndim, axis, dtype, exclusive).plan(array, index)
+
+
+def _scan_of(in_dtype, ndim, axis, dtype, exclusive):
+    """The _Scan of these arguments (NumPy's errors for bad ones)."""
+    if axis is None or type(axis) is int:  # the axis forms a cache may key on (True == 1 is an error)
+        try:
+            return _cached_scan(in_dtype, ndim, axis, dtype, bool(exclusive))
+        except TypeError:  # an unhashable dtype= (raises NumPy's error below)
+            pass
+    return _Scan(in_dtype, ndim, axis, dtype, exclusive)
 
 
 def prefix_sum(a, axis=None, dtype=None, exclusive=False, *, device=None):

@@ -1,4 +1,5 @@
 /* The cost model (costs.h): the bus's constants, the estimates, and GPUPRIMS_COSTS. */
+#include <ctype.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,14 +62,25 @@ static double *find_constant(gp_costs *costs, const char *name, size_t length)
     return NULL;
 }
 
-/* Applies one "name=value" item of GPUPRIMS_COSTS. */
+/* [*text, *text + *length) without the spaces around it. */
+static void trim(const char **text, size_t *length)
+{
+    while (*length > 0 && isspace((unsigned char)**text)) ++*text, --*length;
+    while (*length > 0 && isspace((unsigned char)(*text)[*length - 1])) --*length;
+}
+
+/* Applies one "name=value" item of GPUPRIMS_COSTS (spaces around the name and the value allowed). */
 static int apply_override(gp_costs *costs, const char *item, size_t length, gp_error *err)
 {
     const char *equals = memchr(item, '=', length);
-    double *constant = equals ? find_constant(costs, item, (size_t)(equals - item)) : NULL;
+    const char *name = item, *number_text = equals ? equals + 1 : item + length;
+    size_t name_length = equals ? (size_t)(equals - item) : length;
+    size_t number_length = (size_t)(item + length - number_text);
+    trim(&name, &name_length);
+    trim(&number_text, &number_length);
+    double *constant = equals ? find_constant(costs, name, name_length) : NULL;
     char value[64] = "";
-    if (equals && (size_t)(item + length - equals - 1) < sizeof value)
-        memcpy(value, equals + 1, (size_t)(item + length - equals - 1));
+    if (number_length < sizeof value) memcpy(value, number_text, number_length);
     char *end = NULL;
     const double number = strtod(value, &end);
     if (constant == NULL || end == value || *end != '\0' || !(number >= 0.0)) {
@@ -96,8 +108,10 @@ int gp_costs_current(gp_costs *costs, gp_error *err)
     const char *setting = getenv("GPUPRIMS_COSTS");
     for (const char *item = setting; item != NULL && *item != '\0';) {
         const char *comma = strchr(item, ',');
-        const size_t length = comma ? (size_t)(comma - item) : strlen(item);
-        if (length > 0 && apply_override(costs, item, length, err)) return -1;
+        const char *text = item;
+        size_t length = comma ? (size_t)(comma - item) : strlen(item);
+        trim(&text, &length);
+        if (length > 0 && apply_override(costs, text, length, err)) return -1;
         item = comma ? comma + 1 : NULL;
     }
     return 0;

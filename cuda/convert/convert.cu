@@ -1,9 +1,12 @@
-// Elementwise dtype conversion of device data (DeviceArray.astype, and the casts NumPy's dtype
-// rules put before or after a reduction or scan of device-resident input).
-#include "gpuprims_cuda.h"
+// Elementwise dtype conversion of device data (DeviceArray.astype, the casts NumPy's dtype rules put
+// before or after a reduction or scan of device-resident input, and a streamed reduction's running
+// results).  Resident only: it has no streamed form.
 #include "common.cuh"
+#include "convert/convert.cuh"
+#include "primitives.cuh"
 
 namespace gp {
+namespace {
 
 struct ConvertTuning {
     static constexpr int threads = 256;
@@ -26,25 +29,29 @@ convert_kernel(const In *in, Out *out, int64_t count, int64_t divisor)
         out[i] = convert<Out>(divide(in[i], divisor));
 }
 
-}  // namespace gp
+}  // namespace
 
-extern "C" int gp_cuda_convert_resident(int device, gp_dtype in_dtype, const void *in, gp_dtype out_dtype,
-                                        void *out, int64_t count, int64_t divisor, gp_error *err)
+int launch_convert(int device, const gp_convert_args &args, const void *in, void *out, gp_error *err)
 {
-    using namespace gp;
-    if (use_device(device, err)) return -1;
-    if (count <= 0) return 0;
-    int64_t blocks = ceil_div(count, ConvertTuning::threads);
+    if (args.count <= 0) return 0;
+    int64_t blocks = ceil_div(args.count, ConvertTuning::threads);
     const int64_t max_blocks = static_cast<int64_t>(multiprocessor_count(device)) * ConvertTuning::blocks_per_sm;
     if (blocks > max_blocks) blocks = max_blocks;
-    return dispatch_dtype(in_dtype, err, [&](auto in_tag) {
+    return dispatch_dtype(args.in_dtype, err, [&](auto in_tag) {
         using In = typename decltype(in_tag)::type;
-        return dispatch_dtype(out_dtype, err, [&](auto out_tag) {
+        return dispatch_dtype(args.out_dtype, err, [&](auto out_tag) {
             using Out = typename decltype(out_tag)::type;
             convert_kernel<In, Out><<<static_cast<unsigned>(blocks), ConvertTuning::threads, 0, work_stream()>>>(
-                static_cast<const In *>(in), static_cast<Out *>(out), count, divisor);
+                static_cast<const In *>(in), static_cast<Out *>(out), args.count, args.divisor);
             GP_CHECK_LAUNCH(err, "convert_kernel");
             return 0;
         });
     });
 }
+
+int convert_resident(int device, const gp_call &call, gp_error *err)
+{
+    return launch_convert(device, call.convert, call.in, call.out, err);
+}
+
+}  // namespace gp

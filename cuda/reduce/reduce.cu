@@ -4,13 +4,19 @@
 //   inner == 1, short rows: reduce_short_rows_kernel, a logical warp per row;
 //   inner > 1:              reduce_columns_kernel, a thread per column, chunked along n when
 //                           columns are few, then the same kernel over the partials.
-#include "gpuprims_cuda.h"
-#include "pipeline.cuh"
-#include "reduce_kernels.cuh"
+//
+// The streamed form, which reduces tiles of host arrays and combines their partial results, is in
+// reduce_tiler.cu.
+#include <algorithm>
+
+#include "primitives.cuh"
+#include "reduce/reduce.cuh"
+#include "reduce/reduce_kernels.cuh"
 
 namespace gp {
+namespace {
 
-template <class Kernel> static int resident_blocks_per_sm(Kernel kernel)
+template <class Kernel> int resident_blocks_per_sm(Kernel kernel)
 {
     int blocks = 0;
     if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, ReduceTuning::threads, 0) !=
@@ -22,17 +28,18 @@ template <class Kernel> static int resident_blocks_per_sm(Kernel kernel)
 }
 
 template <class Op, class In, class Acc, class Out>
-static int reduce_rows(int device, const In *in, Out *out, int64_t rows, int64_t n, gp_error *err)
+int reduce_rows(int device, const In *in, Out *out, int64_t rows, int64_t n, gp_error *err)
 {
     constexpr int threads = ReduceTuning::threads;
     const cudaStream_t stream = work_stream();
-    const unsigned grid_rows = static_cast<unsigned>(rows < 65535 ? rows : 65535);
+    const unsigned grid_rows = static_cast<unsigned>(std::min(rows, LaunchLimits::max_grid_y));
 
     if (n <= ReduceTuning::warp_rows_max_n) {
         int width = 1;
-        while (width < 32 && width < n) width *= 2;
+        while (width < warp_threads && width < n) width *= 2;
         int64_t blocks = ceil_div(rows * width, threads);
-        const int64_t max_blocks = static_cast<int64_t>(multiprocessor_count(device)) * 64;
+        const int64_t max_blocks =
+            static_cast<int64_t>(multiprocessor_count(device)) * ReduceTuning::short_rows_blocks_per_sm;
         if (blocks > max_blocks) blocks = max_blocks;
         reduce_short_rows_kernel<Op, In, Acc, Out>
             <<<static_cast<unsigned>(blocks), threads, 0, stream>>>(in, out, rows, n, width);
@@ -65,8 +72,7 @@ static int reduce_rows(int device, const In *in, Out *out, int64_t rows, int64_t
 }
 
 template <class Op, class In, class Acc, class Out>
-static int reduce_columns(int device, const In *in, Out *out, int64_t outer, int64_t n, int64_t inner,
-                          gp_error *err)
+int reduce_columns(int device, const In *in, Out *out, int64_t outer, int64_t n, int64_t inner, gp_error *err)
 {
     const cudaStream_t stream = work_stream();
     const ColumnGrid geometry = column_grid(device, outer, n, inner);
@@ -86,69 +92,51 @@ static int reduce_columns(int device, const In *in, Out *out, int64_t outer, int
 }
 
 template <class Op, class In, class Acc, class Out>
-static int reduce_typed(int device, const gp_reduce_desc &desc, gp_error *err)
+int reduce_typed(int device, const gp_reduce_args &args, const void *in, void *out, gp_error *err)
 {
-    const In *in = static_cast<const In *>(desc.in);
-    Out *out = static_cast<Out *>(desc.out);
-    if (desc.inner == 1) return reduce_rows<Op, In, Acc, Out>(device, in, out, desc.outer, desc.n, err);
-    return reduce_columns<Op, In, Acc, Out>(device, in, out, desc.outer, desc.n, desc.inner, err);
+    const In *typed_in = static_cast<const In *>(in);
+    Out *typed_out = static_cast<Out *>(out);
+    if (args.inner == 1) return reduce_rows<Op, In, Acc, Out>(device, typed_in, typed_out, args.outer, args.n, err);
+    return reduce_columns<Op, In, Acc, Out>(device, typed_in, typed_out, args.outer, args.n, args.inner, err);
 }
 
-template <class Op, class In> static int reduce_accumulate(int device, const gp_reduce_desc &desc,
-                                                           gp_error *err)
+// Sum and product accumulate by the accumulator rule (dispatch_accumulator).
+template <class Op, class In>
+int reduce_accumulate(int device, const gp_reduce_args &args, const void *in, void *out, gp_error *err)
 {
-    return dispatch_accumulator<In>(desc.out_dtype, err, [&](auto acc_tag, auto out_tag) {
+    return dispatch_accumulator<In>(args.out_dtype, err, [&](auto acc_tag, auto out_tag) {
         using Acc = typename decltype(acc_tag)::type;
         using Out = typename decltype(out_tag)::type;
-        return reduce_typed<Op, In, Acc, Out>(device, desc, err);
+        return reduce_typed<Op, In, Acc, Out>(device, args, in, out, err);
     });
 }
 
-template <class Op, class In> static int reduce_compare(int device, const gp_reduce_desc &desc,
-                                                        gp_error *err)
+// Min and max keep the input's dtype.
+template <class Op, class In>
+int reduce_compare(int device, const gp_reduce_args &args, const void *in, void *out, gp_error *err)
 {
-    return reduce_typed<Op, In, typename minmax_accumulator<In>::type, In>(device, desc, err);
+    return reduce_typed<Op, In, typename minmax_accumulator<In>::type, In>(device, args, in, out, err);
 }
 
-static int check_desc(const gp_reduce_desc *desc, gp_error *err)
-{
-    if (!gp_reduce_supported(desc->op, desc->in_dtype, desc->out_dtype))
-        return fail(err, GP_ERR_INVALID, "unsupported reduction dtype pair");
-    if (desc->outer < 1 || desc->n < 1 || desc->inner < 1)
-        return fail(err, GP_ERR_INVALID, "reduction of an empty array reached the CUDA backend");
-    return 0;
-}
+}  // namespace
 
-}  // namespace gp
-
-extern "C" int gp_cuda_reduce_resident(int device, const gp_reduce_desc *desc, gp_error *err)
+int launch_reduce(int device, const gp_reduce_args &args, const void *in, void *out, gp_error *err)
 {
-    using namespace gp;
-    if (check_desc(desc, err) || use_device(device, err)) return -1;
-    return dispatch_dtype(desc->in_dtype, err, [&](auto in_tag) {
+    return dispatch_dtype(args.in_dtype, err, [&](auto in_tag) {
         using In = typename decltype(in_tag)::type;
-        switch (desc->op) {
-        case GP_SUM: return reduce_accumulate<SumOp, In>(device, *desc, err);
-        case GP_PROD: return reduce_accumulate<ProdOp, In>(device, *desc, err);
-        case GP_MIN: return reduce_compare<MinOp, In>(device, *desc, err);
-        case GP_MAX: return reduce_compare<MaxOp, In>(device, *desc, err);
+        switch (args.op) {
+        case GP_SUM: return reduce_accumulate<SumOp, In>(device, args, in, out, err);
+        case GP_PROD: return reduce_accumulate<ProdOp, In>(device, args, in, out, err);
+        case GP_MIN: return reduce_compare<MinOp, In>(device, args, in, out, err);
+        case GP_MAX: return reduce_compare<MaxOp, In>(device, args, in, out, err);
         default: return fail(err, GP_ERR_INVALID, "unknown reduction");
         }
     });
 }
 
-extern "C" int gp_cuda_reduce(int device, const gp_reduce_desc *desc, gp_error *err)
+int reduce_resident(int device, const gp_call &call, gp_error *err)
 {
-    using namespace gp;
-    if (check_desc(desc, err) || use_device(device, err)) return -1;
-    const size_t in_bytes = static_cast<size_t>(gp_dtype_size(desc->in_dtype)) * desc->outer * desc->n * desc->inner;
-    const size_t out_bytes = static_cast<size_t>(gp_dtype_size(desc->out_dtype)) * desc->outer * desc->inner;
-    if (should_stream(GP_STREAMED_REDUCE, in_bytes, out_bytes, desc->outer * desc->n * desc->inner)) return stream_reduce(device, desc, err);
-    return with_device_copies(desc->in, in_bytes, desc->out, out_bytes, err,
-                              [&](const void *device_in, void *device_out) {
-                                  gp_reduce_desc resident = *desc;
-                                  resident.in = device_in;
-                                  resident.out = device_out;
-                                  return gp_cuda_reduce_resident(device, &resident, err);
-                              });
+    return launch_reduce(device, call.reduce, call.in, call.out, err);
 }
+
+}  // namespace gp

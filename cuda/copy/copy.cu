@@ -15,15 +15,19 @@
 //         shape follows the extents; a side shorter than a warp is held whole, and when that makes
 //         the tile's source or destination one contiguous run, that side is copied as a run of
 //         16-byte words (7 x 1,000,003 writes its output that way).
-#include <climits>
-
+//
+// The streamed form, which copies blocks of the output from the runs of the source they read, is
+// in copy_tiler.cu.
 #include "collectives.cuh"
 #include "common.cuh"
-#include "copy_layout.h"
-#include "gpuprims_cuda.h"
-#include "pipeline.cuh"
+#include "contract/copy_layout.h"
+#include "copy/copy.cuh"
+#include "primitives.cuh"
 
 namespace gp {
+
+// The tuning structs have external linkage: nvcc 13.0 warns (#114) about member variable templates
+// of types inside an anonymous namespace.  Everything else here is file-private.
 
 struct TransposeTuning {
     static constexpr int threads = 256;  // block size of every copy kernel
@@ -46,6 +50,8 @@ struct TransposeTuning {
     // Row kernel: elements one block copies; rows shorter than that are grouped whole.
     static constexpr int row_block_elements = 4096;
 };
+
+namespace {
 
 // Dimensions walked outside a tile or a row: extents with source and destination strides.
 struct OuterDims {
@@ -78,13 +84,13 @@ struct OuterDims {
 // Walks the block's threads over a row-major (major, minor) space of rows `width` long, a block
 // size apart per step, without dividing: the position, and two offsets that are linear in it,
 // `far` (64-bit, global memory) and `near` (shared memory, or within a block's output).
-struct TileWalk {
+struct ThreadWalk {
     int minor, major, width, step_minor, step_major;
     int64_t far, far_step, far_wrap;
     int near, near_step, near_wrap;
 
     // far = minor * far_minor + major * far_major, likewise near.
-    __device__ TileWalk(int row_width, int64_t far_minor, int64_t far_major, int near_minor, int near_major)
+    __device__ ThreadWalk(int row_width, int64_t far_minor, int64_t far_major, int near_minor, int near_major)
         : minor(static_cast<int>(threadIdx.x) % row_width), major(static_cast<int>(threadIdx.x) / row_width),
           width(row_width), step_minor(static_cast<int>(blockDim.x) % row_width),
           step_major(static_cast<int>(blockDim.x) / row_width)
@@ -302,7 +308,7 @@ transpose_elements_kernel(const T *__restrict__ in, T *__restrict__ out, TilePla
     if (plan.flat_load) {
         copy_run(in + spot.src, tile, spot.valid_q * plan.tile_p);
     } else {  // consecutive threads read along p, `batch` loads in flight before their stores
-        TileWalk load(plan.tile_p, plan.src_p, plan.src_q, plan.smem_p, plan.smem_q);
+        ThreadWalk load(plan.tile_p, plan.src_p, plan.src_q, plan.smem_p, plan.smem_q);
         for (int l0 = 0; l0 < count; l0 += threads * batch) {
             T values[batch];
             int slots[batch];
@@ -321,7 +327,7 @@ transpose_elements_kernel(const T *__restrict__ in, T *__restrict__ out, TilePla
     if (plan.flat_store) {
         copy_run(static_cast<const T *>(tile), out + spot.dst, spot.valid_p * plan.tile_q);
     } else {  // consecutive threads write along q
-        TileWalk store(plan.tile_q, 1, plan.dst_p, plan.smem_q, plan.smem_p);
+        ThreadWalk store(plan.tile_q, 1, plan.dst_p, plan.smem_q, plan.smem_p);
         for (int m = static_cast<int>(threadIdx.x); m < count; m += threads, store.next())
             if (store.major < spot.valid_p && store.minor < spot.valid_q) out[spot.dst + store.far] = tile[store.near];
     }
@@ -354,7 +360,7 @@ copy_rows_kernel(const T *__restrict__ in, T *__restrict__ out, RowPlan plan, in
     }
     __syncthreads();
     T *dst = out + row0 * plan.length + col0;
-    TileWalk walk(cols, plan.src_step, 0, 1, static_cast<int>(plan.length));  // minor: column; near: output
+    ThreadWalk walk(cols, plan.src_step, 0, 1, static_cast<int>(plan.length));  // minor: column; near: output
     for (int e0 = 0; e0 < rows * cols; e0 += threads * batch) {
         T values[batch];
         int slots[batch];
@@ -370,12 +376,12 @@ copy_rows_kernel(const T *__restrict__ in, T *__restrict__ out, RowPlan plan, in
     }
 }
 
-// Launches `blocks` blocks of `kernel` in grids of at most INT_MAX, each told its first block.
+// Launches `blocks` blocks of `kernel` in grids of at most max_grid_x, each told its first block.
 template <class Kernel, class... Args>
-static int launch_blocks(Kernel kernel, int64_t blocks, gp_error *err, Args... args)
+int launch_blocks(Kernel kernel, int64_t blocks, gp_error *err, Args... args)
 {
-    for (int64_t first = 0; first < blocks; first += INT_MAX) {
-        const int64_t grid = blocks - first < INT_MAX ? blocks - first : INT_MAX;
+    for (int64_t first = 0; first < blocks; first += LaunchLimits::max_grid_x) {
+        const int64_t grid = blocks - first < LaunchLimits::max_grid_x ? blocks - first : LaunchLimits::max_grid_x;
         kernel<<<static_cast<unsigned>(grid), TransposeTuning::threads, 0, work_stream()>>>(args..., first);
         GP_CHECK_LAUNCH(err, "transpose kernel launch");
     }
@@ -384,7 +390,7 @@ static int launch_blocks(Kernel kernel, int64_t blocks, gp_error *err, Args... a
 
 // Whether shared-tile rows of `length` elements of `size` bytes can be packed densely: a warp
 // walking down a column of them (a stride of one row) then meets each bank at most twice.
-static bool dense_rows_fit(int64_t length, int64_t size)
+bool dense_rows_fit(int64_t length, int64_t size)
 {
     const int64_t bytes = length * size;
     if (size == 8) return length % 2 == 1;  // 8-byte accesses: bank pairs, half a warp at a time
@@ -394,7 +400,7 @@ static bool dense_rows_fit(int64_t length, int64_t size)
 // Row pitch (elements) for shared-tile rows of `length` elements: the length itself when dense rows
 // fit, else whole 4-byte bank words (for 8-byte elements, whole elements), an odd number of them, so
 // that a warp walking down a column meets every bank once.
-static int row_pitch(int64_t length, int64_t size)
+int row_pitch(int64_t length, int64_t size)
 {
     if (dense_rows_fit(length, size)) return static_cast<int>(length);
     const int64_t unit = size < 4 ? 4 / size : 1;
@@ -406,7 +412,7 @@ static int row_pitch(int64_t length, int64_t size)
 // Tile extent along the long side of a thin tile whose short side holds `across` elements in rows
 // of `pitch`: whole multiples of the block (each thread then keeps its position along the long
 // side), about thin_tile_elements in all, within the shared capacity and the extent.
-static int thin_tile_length(int64_t extent, int64_t across, int pitch)
+int thin_tile_length(int64_t extent, int64_t across, int pitch)
 {
     using Tuning = TransposeTuning;
     const int64_t blocks = ceil_div(Tuning::thin_tile_elements, across * Tuning::threads);
@@ -418,7 +424,7 @@ static int thin_tile_length(int64_t extent, int64_t across, int pitch)
 // The element kernel's tile: square, or thin: a short side (shorter than a warp) held whole, kept in
 // shared memory as the rows of the tile (dense when the banks allow, and then the side that is
 // contiguous in memory is copied as one run), and the long side grown.
-static void shape_element_tile(TilePlan &plan, int64_t size)
+void shape_element_tile(TilePlan &plan, int64_t size)
 {
     using Tuning = TransposeTuning;
     const int64_t extent_p = plan.extent_p, extent_q = plan.extent_q;
@@ -446,19 +452,20 @@ static void shape_element_tile(TilePlan &plan, int64_t size)
 
 // Whether the vector kernel applies: p contiguous, every tile row of source and destination on a
 // 16-byte boundary, and the plane at least half a tile each way.
-template <class T> static bool vector_tiles_fit(const gp_copy_desc &copy, const TilePlan &plan)
+template <class T> bool vector_tiles_fit(const TilePlan &plan, const void *in, const void *out)
 {
     using Tile = VectorTile<T>;
     const auto on_16_bytes = [](int64_t elements) { return elements * static_cast<int64_t>(sizeof(T)) % 16 == 0; };
     bool fit = plan.src_p == 1 && on_16_bytes(plan.src_q) && on_16_bytes(plan.extent_q) &&
-               reinterpret_cast<uintptr_t>(copy.in) % 16 == 0 && reinterpret_cast<uintptr_t>(copy.out) % 16 == 0 &&
+               reinterpret_cast<uintptr_t>(in) % 16 == 0 && reinterpret_cast<uintptr_t>(out) % 16 == 0 &&
                2 * plan.extent_p >= Tile::tile_p && 2 * plan.extent_q >= Tile::tile_q;
     for (int d = 0; d < plan.outer.ndim; ++d) fit = fit && on_16_bytes(plan.outer.src[d]);
     return fit;
 }
 
 template <class T>
-static int launch_transpose(const gp_copy_desc &copy, int tile_axis, const int64_t *dst_strides, gp_error *err)
+int launch_transpose(const gp_copy_args &copy, const T *in, T *out, int tile_axis, const int64_t *dst_strides,
+                     gp_error *err)
 {
     const int last = copy.ndim - 1;
     TilePlan plan{};
@@ -473,7 +480,7 @@ static int launch_transpose(const gp_copy_desc &copy, int tile_axis, const int64
         plan.outer.add(copy.shape[d], copy.strides[d], dst_strides[d]);
         outer_count *= copy.shape[d];
     }
-    const bool vector = vector_tiles_fit<T>(copy, plan);
+    const bool vector = vector_tiles_fit<T>(plan, in, out);
     if (vector) {
         plan.tile_p = VectorTile<T>::tile_p;
         plan.tile_q = VectorTile<T>::tile_q;
@@ -483,14 +490,12 @@ static int launch_transpose(const gp_copy_desc &copy, int tile_axis, const int64
     plan.tiles_p = ceil_div(plan.extent_p, plan.tile_p);
     plan.tiles_q = ceil_div(plan.extent_q, plan.tile_q);
     plan.tiles = plan.tiles_p * plan.tiles_q * outer_count;
-    const T *in = static_cast<const T *>(copy.in);
-    T *out = static_cast<T *>(copy.out);
     return vector ? launch_blocks(transpose_vector_kernel<T>, plan.tiles, err, in, out, plan)
                   : launch_blocks(transpose_elements_kernel<T>, plan.tiles, err, in, out, plan);
 }
 
 template <class T>
-static int launch_rows(const gp_copy_desc &copy, const int64_t *dst_strides, gp_error *err)
+int launch_rows(const gp_copy_args &copy, const T *in, T *out, const int64_t *dst_strides, gp_error *err)
 {
     using Tuning = TransposeTuning;
     const int last = copy.ndim - 1;
@@ -506,21 +511,22 @@ static int launch_rows(const gp_copy_desc &copy, const int64_t *dst_strides, gp_
     plan.rows_per_block = static_cast<int>(whole_rows < 1 ? 1 : whole_rows < Tuning::threads ? whole_rows : Tuning::threads);
     plan.segment = static_cast<int>(plan.length < Tuning::row_block_elements ? plan.length : Tuning::row_block_elements);
     plan.segments = ceil_div(plan.length, plan.segment);
-    return launch_blocks(copy_rows_kernel<T>, ceil_div(plan.rows, plan.rows_per_block) * plan.segments, err,
-                         static_cast<const T *>(copy.in), static_cast<T *>(copy.out), plan);
+    return launch_blocks(copy_rows_kernel<T>, ceil_div(plan.rows, plan.rows_per_block) * plan.segments, err, in,
+                         out, plan);
 }
 
-// The copy on device memory, ordered on the work stream.
-static int copy_strided(const gp_copy_desc &desc, gp_error *err)
+}  // namespace
+
+int launch_copy(const gp_copy_args &args, const void *in, void *out, gp_error *err)
 {
-    gp_copy_desc copy = desc;
-    gp_copy_simplify(&copy);
+    gp_copy_args copy = args;
+    gp_copy_simplify(&copy, in, out);
     const int64_t count = gp_copy_count(&copy);
     if (count == 0) return 0;
     const int last = copy.ndim - 1;
     if (last < 0 || (last == 0 && copy.strides[0] == 1)) {  // the layout is kept
-        GP_CUDA_TRY(cudaMemcpyAsync(copy.out, copy.in, static_cast<size_t>(count * copy.elem_size),
-                                    cudaMemcpyDeviceToDevice, work_stream()),
+        GP_CUDA_TRY(cudaMemcpyAsync(out, in, static_cast<size_t>(count * copy.elem_size), cudaMemcpyDeviceToDevice,
+                                    work_stream()),
                     err, "cudaMemcpyAsync");
         return 0;
     }
@@ -530,38 +536,13 @@ static int copy_strided(const gp_copy_desc &desc, gp_error *err)
     const int tile_axis = gp_copy_tile_axis(&copy);
     return dispatch_element_size(copy.elem_size, err, [&](auto tag) {
         using T = typename decltype(tag)::type;
-        return tile_axis < 0 ? launch_rows<T>(copy, dst_strides, err)
-                             : launch_transpose<T>(copy, tile_axis, dst_strides, err);
+        const T *typed_in = static_cast<const T *>(in);
+        T *typed_out = static_cast<T *>(out);
+        return tile_axis < 0 ? launch_rows<T>(copy, typed_in, typed_out, dst_strides, err)
+                             : launch_transpose<T>(copy, typed_in, typed_out, tile_axis, dst_strides, err);
     });
 }
 
+int copy_resident(int, const gp_call &call, gp_error *err) { return launch_copy(call.copy, call.in, call.out, err); }
+
 }  // namespace gp
-
-extern "C" int gp_cuda_copy_strided_resident(int device, const gp_copy_desc *desc, gp_error *err)
-{
-    if (gp::use_device(device, err)) return -1;
-    return gp::copy_strided(*desc, err);
-}
-
-extern "C" int gp_cuda_copy_strided(int device, const gp_copy_desc *desc, gp_error *err)
-{
-    using namespace gp;
-    if (use_device(device, err)) return -1;
-    int64_t lowest, extent;
-    gp_copy_span(desc, &lowest, &extent);
-    if (extent == 0) return 0;
-    // The span the view covers goes to the device as it is; element (0, ..., 0) lies `offset`
-    // bytes into it.
-    const size_t size = static_cast<size_t>(desc->elem_size), offset = static_cast<size_t>(-lowest) * size;
-    const int64_t count = gp_copy_count(desc);
-    if (should_stream(GP_STREAMED_COPY, static_cast<size_t>(extent) * size, static_cast<size_t>(count) * size, count))
-        return stream_copy_strided(device, desc, err);
-    return with_device_copies(static_cast<const char *>(desc->in) - offset, static_cast<size_t>(extent) * size,
-                              desc->out, static_cast<size_t>(count) * size, err,
-                              [&](const void *in, void *out) {
-                                  gp_copy_desc on_device = *desc;
-                                  on_device.in = static_cast<const char *>(in) + offset;
-                                  on_device.out = out;
-                                  return copy_strided(on_device, err);
-                              });
-}

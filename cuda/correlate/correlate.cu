@@ -1,6 +1,6 @@
 // Correlation of an image with a mask: the one primitive behind numpy.convolve/correlate and
 // scipy.signal.convolve2d/correlate2d (convolution is correlation with the mask reversed, and a
-// 1-D signal is an image of one row).  See gp_correlate_desc.
+// 1-D signal is an image of one row).  See gp_correlate_args.
 //   mask_rows == 1: correlate_rows_kernel.  A tile is RowTuning::tile consecutive outputs of one
 //                   row, RowTuning::items per thread, computed from a shared-memory copy of the
 //                   input segment they need (the tile plus a halo of mask_cols - 1).
@@ -23,16 +23,22 @@
 // yet, and making that safe would mean holding a lock until each kernel finished, serialising all
 // calls.  Longer masks are uploaded per call and read from global memory (warp-uniform loads that
 // hit in L1).
+//
+// The streamed form, which correlates tiles of output rows (or blocks of rows by columns) with the
+// input they read, is in correlate_tiler.cu.
 #include <cuda_pipeline.h>
 
 #include <memory>
 #include <new>
 
 #include "common.cuh"
-#include "gpuprims_cuda.h"
-#include "pipeline.cuh"
+#include "correlate/correlate.cuh"
+#include "primitives.cuh"
 
 namespace gp {
+
+// The tuning structs have external linkage: nvcc 13.0 warns (#114) about member variable templates
+// of types inside an anonymous namespace.  Everything else here is file-private.
 
 struct MaskTuning {
     static constexpr int param_bytes = 1024;  // masks up to this size are kernel parameters
@@ -64,6 +70,8 @@ struct TileTuning {
     template <class T, int MaskCols>
     static constexpr int min_blocks = sizeof(T) == 8 ? 2 : MaskCols <= 5 ? 4 : 3;
 };
+
+namespace {
 
 // The accumulator of each storage type: float16 sums in float, as NumPy's half dot does; integers
 // multiply and add in unsigned arithmetic of at least 32 bits, which wraps exactly as NumPy and
@@ -456,10 +464,10 @@ __global__ void __launch_bounds__(TileTuning::threads_x *TileTuning::threads_y,
 
 // Persistent grid: as many blocks as fit on the device at once, no more than there are tiles.
 template <class Kernel>
-static int launch_persistent(int device, Kernel kernel, dim3 threads, size_t shared, int64_t tiles,
+int launch_persistent(int device, Kernel kernel, dim3 threads, size_t shared, int64_t tiles,
                              gp_error *err, unsigned &blocks)
 {
-    if (shared > 48 * 1024)  // above the default dynamic shared-memory limit: opt in
+    if (shared > LaunchLimits::default_dynamic_shared_bytes)  // opt in above the default limit
         GP_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                          static_cast<int>(shared)),
                     err, "cudaFuncSetAttribute");
@@ -472,7 +480,7 @@ static int launch_persistent(int device, Kernel kernel, dim3 threads, size_t sha
 }
 
 template <class T, class Mask>
-static int launch_rows(int device, const CorrelateArgs<T> &args, const Mask &mask, gp_error *err)
+int launch_rows(int device, const CorrelateArgs<T> &args, const Mask &mask, gp_error *err)
 {
     const int64_t buffer =
         row_buffer_elements<T>(args.mask_cols < RowTuning::tile ? args.mask_cols : RowTuning::tile);
@@ -488,7 +496,7 @@ static int launch_rows(int device, const CorrelateArgs<T> &args, const Mask &mas
 }
 
 template <class Shape, class T, class Mask>
-static int launch_tiles(int device, const CorrelateArgs<T> &args, const Mask &mask, gp_error *err)
+int launch_tiles(int device, const CorrelateArgs<T> &args, const Mask &mask, gp_error *err)
 {
     using Tuning = TileTuning;
     const int64_t buffer = tile_buffer_elements<Shape, T>(
@@ -507,7 +515,7 @@ static int launch_tiles(int device, const CorrelateArgs<T> &args, const Mask &ma
 }
 
 template <class T, class Mask>
-static int launch(int device, const CorrelateArgs<T> &args, const Mask &mask, gp_error *err)
+int launch(int device, const CorrelateArgs<T> &args, const Mask &mask, gp_error *err)
 {
     if (args.mask_rows == 1) return launch_rows(device, args, mask, err);
     if constexpr (Mask::in_parameters) {
@@ -523,15 +531,16 @@ static int launch(int device, const CorrelateArgs<T> &args, const Mask &mask, gp
 
 // Converts the host mask to the accumulator type and launches with it as a kernel parameter, or
 // from a per-call device copy when it does not fit.
-template <class T> static int correlate_typed(int device, const gp_correlate_desc &desc, gp_error *err)
+template <class T>
+int correlate_typed(int device, const gp_correlate_args &call, const void *in, void *out, gp_error *err)
 {
     using Acc = accumulator_t<T>;
-    const CorrelateArgs<T> args{static_cast<const T *>(desc.in), static_cast<T *>(desc.out),
-                                *static_cast<const T *>(desc.fill), desc.boundary,
-                                desc.rows, desc.cols, desc.mask_rows, desc.mask_cols,
-                                desc.out_rows, desc.out_cols, desc.row_offset, desc.col_offset};
-    const T *host_mask = static_cast<const T *>(desc.mask);
-    const int64_t taps = desc.mask_rows * desc.mask_cols;
+    const CorrelateArgs<T> args{static_cast<const T *>(in), static_cast<T *>(out),
+                                *static_cast<const T *>(call.fill), call.boundary,
+                                call.rows, call.cols, call.mask_rows, call.mask_cols,
+                                call.out_rows, call.out_cols, call.row_offset, call.col_offset};
+    const T *host_mask = static_cast<const T *>(call.mask);
+    const int64_t taps = call.mask_rows * call.mask_cols;
     if (taps <= ParamMask<Acc>::capacity) {
         ParamMask<Acc> mask{};
         for (int64_t i = 0; i < taps; ++i) mask.taps[i] = convert<Acc>(host_mask[i]);
@@ -549,42 +558,18 @@ template <class T> static int correlate_typed(int device, const gp_correlate_des
     return launch(device, args, GlobalMask<Acc>{device_mask.as<const Acc>()}, err);
 }
 
-static int check_desc(const gp_correlate_desc *desc, gp_error *err)
-{
-    if (static_cast<int>(desc->dtype) < 0 || desc->dtype >= GP_NUM_DTYPES ||
-        static_cast<int>(desc->boundary) < 0 || desc->boundary >= GP_NUM_BOUNDARIES)
-        return fail(err, GP_ERR_INVALID, "unknown dtype or boundary mode");
-    if (desc->rows < 1 || desc->cols < 1 || desc->mask_rows < 1 || desc->mask_cols < 1 ||
-        desc->out_rows < 1 || desc->out_cols < 1)
-        return fail(err, GP_ERR_INVALID, "an empty correlation reached the CUDA backend");
-    return 0;
-}
+}  // namespace
 
-}  // namespace gp
-
-extern "C" int gp_cuda_correlate_resident(int device, const gp_correlate_desc *desc, gp_error *err)
+int launch_correlate(int device, const gp_correlate_args &args, const void *in, void *out, gp_error *err)
 {
-    using namespace gp;
-    if (check_desc(desc, err) || use_device(device, err)) return -1;
-    return dispatch_dtype(desc->dtype, err, [&](auto tag) {
-        return correlate_typed<typename decltype(tag)::type>(device, *desc, err);
+    return dispatch_dtype(args.dtype, err, [&](auto tag) {
+        return correlate_typed<typename decltype(tag)::type>(device, args, in, out, err);
     });
 }
 
-extern "C" int gp_cuda_correlate(int device, const gp_correlate_desc *desc, gp_error *err)
+int correlate_resident(int device, const gp_call &call, gp_error *err)
 {
-    using namespace gp;
-    if (check_desc(desc, err) || use_device(device, err)) return -1;
-    const size_t element = static_cast<size_t>(gp_dtype_size(desc->dtype));
-    if (should_stream(GP_STREAMED_CORRELATE, element * desc->rows * desc->cols,
-                      element * desc->out_rows * desc->out_cols, desc->out_rows * desc->out_cols))
-        return stream_correlate(device, desc, err);
-    return with_device_copies(desc->in, element * desc->rows * desc->cols, desc->out,
-                              element * desc->out_rows * desc->out_cols, err,
-                              [&](const void *device_in, void *device_out) {
-                                  gp_correlate_desc resident = *desc;
-                                  resident.in = device_in;
-                                  resident.out = device_out;
-                                  return gp_cuda_correlate_resident(device, &resident, err);
-                              });
+    return launch_correlate(device, call.correlate, call.in, call.out, err);
 }
+
+}  // namespace gp

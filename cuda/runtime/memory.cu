@@ -6,45 +6,50 @@
 // pool when it dies.  Out of memory: the pool's unused blocks are released and the allocation
 // retried once.  A pool of our own also makes memory_info() count gpuprims' memory only.
 #include <cstdint>
-#include <mutex>
 
 #include "gpuprims_cuda.h"
-#include "pipeline.cuh"
-#include "runtime.cuh"
+#include "pinned/pinned.cuh"
+#include "runtime/runtime.cuh"
 
 namespace gp {
 
-constexpr int max_pool_devices = 64;
-static std::once_flag pool_once[max_pool_devices];
-static cudaMemPool_t pools[max_pool_devices];
-static cudaError_t pool_errors[max_pool_devices];
-
-static int device_pool(int device, cudaMemPool_t *pool, gp_error *err)
+cudaError_t create_memory_pool(int device, cudaMemPool_t *pool)
 {
-    if (device < 0 || device >= max_pool_devices) return fail(err, GP_ERR_INVALID, "device index out of range");
-    std::call_once(pool_once[device], [device] {
-        cudaMemPoolProps props = {};
-        props.allocType = cudaMemAllocationTypePinned;
-        props.location.type = cudaMemLocationTypeDevice;
-        props.location.id = device;
-        cudaError_t code = cudaMemPoolCreate(&pools[device], &props);
-        if (code == cudaSuccess) {
-            uint64_t threshold = UINT64_MAX;
-            code = cudaMemPoolSetAttribute(pools[device], cudaMemPoolAttrReleaseThreshold, &threshold);
-        }
-        pool_errors[device] = code;
-    });
-    if (pool_errors[device] != cudaSuccess) return fail(err, pool_errors[device], "cudaMemPoolCreate");
-    *pool = pools[device];
-    return 0;
+    cudaMemPoolProps props = {};
+    props.allocType = cudaMemAllocationTypePinned;
+    props.location.type = cudaMemLocationTypeDevice;
+    props.location.id = device;
+    *pool = nullptr;
+    cudaError_t code = cudaMemPoolCreate(pool, &props);
+    if (code != cudaSuccess) {
+        cudaGetLastError();
+        *pool = nullptr;
+        return code;
+    }
+    uint64_t threshold = UINT64_MAX;
+    code = cudaMemPoolSetAttribute(*pool, cudaMemPoolAttrReleaseThreshold, &threshold);
+    if (code != cudaSuccess) {
+        cudaGetLastError();
+        if (cudaMemPoolDestroy(*pool) != cudaSuccess) cudaGetLastError();  // the first error is the one reported
+        *pool = nullptr;
+    }
+    return code;
 }
 
-static int current_pool(cudaMemPool_t *pool, gp_error *err)
+namespace {
+
+// The current device's pool, or a failure saying why it has none.
+int current_pool(cudaMemPool_t *pool, gp_error *err)
 {
     int device = 0;
     GP_CUDA_TRY(cudaGetDevice(&device), err, "cudaGetDevice");
-    return device_pool(device, pool, err);
+    const DeviceState &state = device_state(device);
+    if (state.pool == nullptr) return fail(err, state.pool_error, "cudaMemPoolCreate");
+    *pool = state.pool;
+    return 0;
 }
+
+}  // namespace
 
 int device_alloc(void **ptr, size_t bytes, gp_error *err)
 {
@@ -52,12 +57,14 @@ int device_alloc(void **ptr, size_t bytes, gp_error *err)
     if (bytes == 0) return 0;
     cudaMemPool_t pool = nullptr;
     if (current_pool(&pool, err)) return -1;
-    cudaError_t code = cudaMallocFromPoolAsync(ptr, bytes, pool, work_stream());
+    const cudaStream_t stream = work_stream();
+    cudaError_t code = cudaMallocFromPoolAsync(ptr, bytes, pool, stream);
     if (code == cudaErrorMemoryAllocation) {
         cudaGetLastError();
-        cudaStreamSynchronize(work_stream());  // pending frees complete, then give them back
-        cudaMemPoolTrimTo(pool, 0);
-        code = cudaMallocFromPoolAsync(ptr, bytes, pool, work_stream());
+        // Let the pending frees complete, then give every unused block back and try once more.
+        GP_CUDA_TRY(cudaStreamSynchronize(stream), err, "waiting for pending frees (out of device memory)");
+        GP_CUDA_TRY(cudaMemPoolTrimTo(pool, 0), err, "cudaMemPoolTrimTo (out of device memory)");
+        code = cudaMallocFromPoolAsync(ptr, bytes, pool, stream);
     }
     if (code != cudaSuccess) {
         *ptr = nullptr;
@@ -66,24 +73,27 @@ int device_alloc(void **ptr, size_t bytes, gp_error *err)
     return 0;
 }
 
-void device_free(void *ptr)
+int device_free(void *ptr, gp_error *err)
 {
-    if (ptr != nullptr) cudaFreeAsync(ptr, work_stream());
+    if (ptr == nullptr) return 0;
+    GP_CUDA_TRY(cudaFreeAsync(ptr, work_stream()), err, "cudaFreeAsync");
+    return 0;
 }
 
 }  // namespace gp
 
 extern "C" int gp_cuda_alloc(int device, size_t bytes, void **ptr, gp_error *err)
 {
+    *ptr = nullptr;
     if (gp::use_device(device, err)) return -1;
     return gp::device_alloc(ptr, bytes, err);
 }
 
-extern "C" void gp_cuda_free(int device, void *ptr)
+extern "C" int gp_cuda_free(int device, void *ptr, gp_error *err)
 {
-    gp_error ignored;
-    if (ptr == nullptr || gp::use_device(device, &ignored)) return;
-    gp::device_free(ptr);
+    if (ptr == nullptr) return 0;
+    if (gp::use_device(device, err)) return -1;
+    return gp::device_free(ptr, err);
 }
 
 extern "C" int gp_cuda_memcpy(int device, void *dst, const void *src, size_t bytes, int wait, gp_error *err)
@@ -109,7 +119,7 @@ extern "C" int gp_cuda_memory_info(int device, gp_cuda_memory *info, gp_error *e
     using namespace gp;
     cudaMemPool_t pool = nullptr;
     // Frees are stream-ordered: let the ones already enqueued happen, so the numbers are settled.
-    if (use_device(device, err) || device_pool(device, &pool, err) || synchronize(err, "memory_info")) return -1;
+    if (use_device(device, err) || current_pool(&pool, err) || synchronize(err, "memory_info")) return -1;
     uint64_t value = 0;
     GP_CUDA_TRY(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemCurrent, &value), err, "cudaMemPoolGetAttribute");
     info->in_use = value;
@@ -125,9 +135,8 @@ extern "C" int gp_cuda_empty_cache(int device, gp_error *err)
 {
     using namespace gp;
     cudaMemPool_t pool = nullptr;
-    if (use_device(device, err) || device_pool(device, &pool, err)) return -1;
+    if (use_device(device, err) || current_pool(&pool, err)) return -1;
     if (synchronize(err, "emptying the cache")) return -1;
     GP_CUDA_TRY(cudaMemPoolTrimTo(pool, 0), err, "cudaMemPoolTrimTo");
-    release_pinned_results();
-    return 0;
+    return release_cached_pinned_blocks(err);
 }

@@ -1,5 +1,6 @@
-// Reduction kernels over the canonical (outer, n, inner) view.  Shared by reduce.cu and scan.cu
-// (the column scan uses reduce_columns_kernel for its per-chunk totals).
+// Reduction kernels over the canonical (outer, n, inner) view, with their tuning and launch geometry.
+// Shared by reduce/reduce.cu and scan/scan.cu (the column scan uses reduce_columns_kernel for its
+// per-chunk totals, and the short-row scan the block size).
 #pragma once
 
 #include "collectives.cuh"
@@ -13,6 +14,12 @@ struct ReduceTuning {
     static constexpr int oversubscription = 2;   // blocks per resident block slot: balances SMs
     static constexpr int64_t warp_rows_max_n = 2048;  // rows up to this length: a (sub)warp per row
     static constexpr int64_t min_column_chunk = 64;   // fewest rows a column chunk reduces
+    // Grid caps of the grid-stride kernels (sizing rules from the first version, not measured
+    // optima): short rows take at most this many blocks per SM; the column kernels aim at this many
+    // threads per SM (an sm_80/sm_90 SM's most resident threads) and at most max_column_blocks.
+    static constexpr int64_t short_rows_blocks_per_sm = 64;
+    static constexpr int64_t column_threads_per_sm = 2048;
+    static constexpr int64_t max_column_blocks = int64_t(1) << 20;
 };
 
 // One thread's share of row[begin, end), which `stride` threads share (this one is number
@@ -139,19 +146,20 @@ struct ColumnGrid {
 inline ColumnGrid column_grid(int device, int64_t outer, int64_t n, int64_t inner)
 {
     const int64_t columns = outer * inner;
-    const int64_t want_threads = static_cast<int64_t>(multiprocessor_count(device)) * 2048;
+    const int64_t want_threads =
+        static_cast<int64_t>(multiprocessor_count(device)) * ReduceTuning::column_threads_per_sm;
     int64_t chunks = 1;
     if (columns < want_threads) {
         chunks = ceil_div(want_threads, columns);
         const int64_t max_chunks = ceil_div(n, ReduceTuning::min_column_chunk);
         if (chunks > max_chunks) chunks = max_chunks;
-        if (chunks > 65535) chunks = 65535;
+        if (chunks > LaunchLimits::max_grid_y) chunks = LaunchLimits::max_grid_y;
         if (chunks < 1) chunks = 1;
     }
     const int64_t chunk = ceil_div(n, chunks);
     chunks = ceil_div(n, chunk);
     int64_t blocks = ceil_div(columns, ReduceTuning::threads);
-    if (blocks > 1 << 20) blocks = 1 << 20;
+    if (blocks > ReduceTuning::max_column_blocks) blocks = ReduceTuning::max_column_blocks;
     return {dim3(static_cast<unsigned>(blocks), static_cast<unsigned>(chunks)), chunk, chunks};
 }
 

@@ -8,13 +8,20 @@
 //   inner == 1, short rows: scan_short_rows_kernel, a logical warp per row;
 //   inner > 1:              scan_columns_kernel, a thread per column; when columns are few, n is
 //                           cut into chunks whose totals (reduce_columns_kernel) are scanned first.
+// Every form can start each row from a carry and leave its total in another (launch_scan in
+// scan.cuh), which is how the streamed scan (scan_tiler.cu) carries rows across its tiles.
 #include <cuda/atomic>
 
-#include "gpuprims_cuda.h"
-#include "pipeline.cuh"
-#include "reduce_kernels.cuh"
+#include <algorithm>
+
+#include "primitives.cuh"
+#include "reduce/reduce_kernels.cuh"
+#include "scan/scan.cuh"
 
 namespace gp {
+
+// The tuning structs have external linkage: nvcc 13.0 warns (#114) about member variable templates
+// of types inside an anonymous namespace.  Everything else here is file-private.
 
 // Tuning constants of the scan kernels.  The tile kernel keeps its tile in shared memory, not in
 // registers, so many tiles are in flight per SM while their look-backs wait: a tile spends about
@@ -27,13 +34,17 @@ struct ScanTuning {
     template <class In, class Out>
     static constexpr int items = sizeof(In) >= 8 || sizeof(Out) > sizeof(In) ? 16 : 32;
     static constexpr int short_row_items = 4;  // consecutive items per lane in the short-row kernel
+    // Grid cap of the short-row kernel (a sizing rule from the first version, not a measured optimum).
+    static constexpr int64_t short_rows_blocks_per_sm = 64;
     static constexpr unsigned look_back_sleep_ns = 16;      // first back-off while a predecessor runs
     static constexpr unsigned look_back_max_sleep_ns = 256; // longer sleeps overshoot the predecessor
 };
 
+namespace {
+
 enum : uint32_t { tile_invalid = 0, tile_aggregate = 1, tile_prefix = 2 };
 
-// A streamed scan (pipeline.cu) runs in pieces: each row starts from in[row], the total of the
+// A streamed scan (scan_tiler.cu) runs in pieces: each row starts from in[row], the total of the
 // row's earlier pieces, and leaves its own total in out[row].  Both null for a whole-array scan.
 template <class Op, class Acc> struct ScanCarry {
     const Acc *in;
@@ -279,7 +290,7 @@ scan_columns_kernel(const In *in, Out *out, int64_t outer, int64_t n, int64_t in
 }
 
 template <class Op, class In, class Acc, class Out>
-static int scan_rows(int device, const In *in, Out *out, int64_t rows, int64_t n, int exclusive,
+int scan_rows(int device, const In *in, Out *out, int64_t rows, int64_t n, int exclusive,
                      ScanCarry<Op, Acc> carry, gp_error *err)
 {
     constexpr int threads = ScanTuning::threads;
@@ -288,9 +299,10 @@ static int scan_rows(int device, const In *in, Out *out, int64_t rows, int64_t n
 
     if (n <= tile_items) {
         int width = 1;
-        while (width < 32 && static_cast<int64_t>(width) * ScanTuning::short_row_items < n) width *= 2;
+        while (width < warp_threads && static_cast<int64_t>(width) * ScanTuning::short_row_items < n) width *= 2;
         int64_t blocks = ceil_div(rows * width, ReduceTuning::threads);
-        const int64_t max_blocks = static_cast<int64_t>(multiprocessor_count(device)) * 64;
+        const int64_t max_blocks =
+            static_cast<int64_t>(multiprocessor_count(device)) * ScanTuning::short_rows_blocks_per_sm;
         if (blocks > max_blocks) blocks = max_blocks;
         scan_short_rows_kernel<Op, In, Acc, Out><<<static_cast<unsigned>(blocks), ReduceTuning::threads,
                                                    0, stream>>>(in, out, rows, n, width, exclusive, carry);
@@ -300,7 +312,7 @@ static int scan_rows(int device, const In *in, Out *out, int64_t rows, int64_t n
 
     const int64_t tiles_per_row = ceil_div(n, tile_items);
     const int64_t tiles = rows * tiles_per_row;
-    if (tiles > 0x7fffffff) return fail(err, GP_ERR_INVALID, "array too large for one scan launch");
+    if (tiles > LaunchLimits::max_grid_x) return fail(err, GP_ERR_INVALID, "array too large for one scan launch");
     // Workspace: the tile status, all zero (tile_invalid) at launch.
     TileState<Acc> state;
     const size_t bytes = TileState<Acc>::bytes_per_tile() * tiles;
@@ -315,7 +327,7 @@ static int scan_rows(int device, const In *in, Out *out, int64_t rows, int64_t n
 }
 
 template <class Op, class In, class Acc, class Out>
-static int scan_columns(int device, const In *in, Out *out, int64_t outer, int64_t n, int64_t inner,
+int scan_columns(int device, const In *in, Out *out, int64_t outer, int64_t n, int64_t inner,
                         int exclusive, ScanCarry<Op, Acc> carry, gp_error *err)
 {
     constexpr int threads = ReduceTuning::threads;
@@ -344,57 +356,31 @@ static int scan_columns(int device, const In *in, Out *out, int64_t outer, int64
     return 0;
 }
 
-static int check_desc(const gp_scan_desc *desc, gp_error *err)
-{
-    if ((int)desc->in_dtype < 0 || (int)desc->in_dtype >= GP_NUM_DTYPES ||
-        !gp_accumulate_supported(desc->in_dtype, desc->out_dtype))
-        return fail(err, GP_ERR_INVALID, "unsupported scan dtype pair");
-    if (desc->outer < 1 || desc->n < 1 || desc->inner < 1)
-        return fail(err, GP_ERR_INVALID, "scan of an empty array reached the CUDA backend");
-    return 0;
-}
+}  // namespace
 
-}  // namespace gp
-
-int gp::scan_resident_carried(int device, const gp_scan_desc *desc, const void *carry_in,
-                              void *carry_out, gp_error *err)
+int launch_scan(int device, const gp_scan_args &args, const void *in, void *out, const void *carry_in,
+                void *carry_out, gp_error *err)
 {
-    using namespace gp;
-    if (check_desc(desc, err) || use_device(device, err)) return -1;
-    return dispatch_dtype(desc->in_dtype, err, [&](auto in_tag) {
+    return dispatch_dtype(args.in_dtype, err, [&](auto in_tag) {
         using In = typename decltype(in_tag)::type;
-        return dispatch_accumulator<In>(desc->out_dtype, err, [&](auto acc_tag, auto out_tag) {
+        return dispatch_accumulator<In>(args.out_dtype, err, [&](auto acc_tag, auto out_tag) {
             using Acc = typename decltype(acc_tag)::type;
             using Out = typename decltype(out_tag)::type;
-            const In *in = static_cast<const In *>(desc->in);
-            Out *out = static_cast<Out *>(desc->out);
+            const In *typed_in = static_cast<const In *>(in);
+            Out *typed_out = static_cast<Out *>(out);
             const ScanCarry<SumOp, Acc> carry{static_cast<const Acc *>(carry_in), static_cast<Acc *>(carry_out)};
-            if (desc->inner == 1)
-                return scan_rows<SumOp, In, Acc, Out>(device, in, out, desc->outer, desc->n,
-                                                      desc->exclusive, carry, err);
-            return scan_columns<SumOp, In, Acc, Out>(device, in, out, desc->outer, desc->n,
-                                                     desc->inner, desc->exclusive, carry, err);
+            if (args.inner == 1)
+                return scan_rows<SumOp, In, Acc, Out>(device, typed_in, typed_out, args.outer, args.n, args.exclusive,
+                                                      carry, err);
+            return scan_columns<SumOp, In, Acc, Out>(device, typed_in, typed_out, args.outer, args.n, args.inner,
+                                                     args.exclusive, carry, err);
         });
     });
 }
 
-extern "C" int gp_cuda_scan_resident(int device, const gp_scan_desc *desc, gp_error *err)
+int scan_resident(int device, const gp_call &call, gp_error *err)
 {
-    return gp::scan_resident_carried(device, desc, nullptr, nullptr, err);
+    return launch_scan(device, call.scan, call.in, call.out, nullptr, nullptr, err);
 }
 
-extern "C" int gp_cuda_scan(int device, const gp_scan_desc *desc, gp_error *err)
-{
-    using namespace gp;
-    if (check_desc(desc, err) || use_device(device, err)) return -1;
-    const size_t count = static_cast<size_t>(desc->outer) * desc->n * desc->inner;
-    const size_t in_bytes = count * gp_dtype_size(desc->in_dtype), out_bytes = count * gp_dtype_size(desc->out_dtype);
-    if (should_stream(GP_STREAMED_SCAN, in_bytes, out_bytes, static_cast<int64_t>(count))) return stream_scan(device, desc, err);
-    return with_device_copies(desc->in, in_bytes, desc->out, out_bytes, err,
-                              [&](const void *device_in, void *device_out) {
-                                  gp_scan_desc resident = *desc;
-                                  resident.in = device_in;
-                                  resident.out = device_out;
-                                  return gp_cuda_scan_resident(device, &resident, err);
-                              });
-}
+}  // namespace gp

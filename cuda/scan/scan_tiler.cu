@@ -1,0 +1,67 @@
+// The streamed prefix sum of host arrays (the engine's Tiler for scan, see streaming/engine.cuh).
+//
+// Tiles are SlabWalk's: whole outer slabs when one fits a tile, else runs of rows of one slab
+// along n (column blocks of rows that are too long), each scanned into its out slot.  Where the
+// slabs are cut along n, each column's running total is carried from one tile to the next on the
+// device (launch_scan's carries, in the partial dtype), ping-ponged between two rows of carries.
+#include <algorithm>
+
+#include "primitives.cuh"
+#include "runtime/runtime.cuh"
+#include "scan/scan.cuh"
+#include "streaming/engine.cuh"
+
+namespace gp {
+namespace {
+
+class ScanTiler final : public SlabTiler {
+  public:
+    ScanTiler(const gp_scan_args &args, const Layout &layout, const SlabWalk &walk)
+        : SlabTiler(layout, walk), args_(args),
+          carry_row_(static_cast<size_t>(walk.i_block() * gp_dtype_size(gp_partial_dtype(args.out_dtype))))
+    {
+    }
+
+    // Two rows of carries for a column block, when the slabs are cut.
+    int start(int, gp_error *err) override
+    {
+        return slabs_cut() ? carries_.allocate(2 * carry_row_, err) : 0;
+    }
+
+    int compute(int device, const Box &box, const void *device_in, void *device_out, Box *out_box,
+                gp_error *err) override
+    {
+        *out_box = box;
+        if (launch_scan(device, packed(args_, box), device_in, device_out,
+                        first_along_n(box) ? nullptr : carry(current_), last_along_n(box) ? nullptr : carry(1 - current_),
+                        err))
+            return -1;
+        current_ = 1 - current_;
+        return 0;
+    }
+
+  private:
+    char *carry(int c) const { return carries_.as<char>() + c * carry_row_; }
+
+    gp_scan_args args_;
+    size_t carry_row_;  // bytes of one row of carries of a column block
+    DeviceBuffer carries_;
+    int current_ = 0;  // the row of carries the next tile starts from
+};
+
+}  // namespace
+
+std::unique_ptr<Tiler> scan_tiler(const gp_call &call, const gp_plan &plan, gp_error *err)
+{
+    const gp_scan_args &args = call.scan;
+    const int64_t in_elem = gp_dtype_size(args.in_dtype), out_elem = gp_dtype_size(args.out_dtype);
+    const int64_t chunk = tile_elements(plan.stream, in_elem, out_elem, std::max(in_elem, out_elem),
+                                        args.outer * args.n * args.inner, err);
+    if (chunk == 0) return nullptr;
+    const Tiler::Layout layout{host_view(call.in, args.outer, args.n, args.inner, in_elem, plan.input_pinned),
+                               host_view(call.out, args.outer, args.n, args.inner, out_elem, plan.result_pinned),
+                               static_cast<size_t>(chunk * in_elem), static_cast<size_t>(chunk * out_elem)};
+    return make_tiler<ScanTiler>(err, args, layout, SlabWalk(args.outer, args.n, args.inner, chunk));
+}
+
+}  // namespace gp
