@@ -241,6 +241,16 @@ GP_INLINE double cascade_sum(const cascade *c)
  * load_word: GP_NL64 as 64-bit integers (integers and bool; C's conversion sign- or zero-extends);
  * load_vec: a native vector.  The _part forms read only the first n (n may be 0 or less) and give
  * `fill` (an element) for the others. */
+/* load_KIND_part_NAME: the first n of LANES elements (n may be 0 or less), `fill` for the others. */
+#define GP_LOAD_PART(NAME, KIND, VEC, LANES)                                                       \
+    GP_INLINE VEC load_##KIND##_part_##NAME(const gp_lane_##NAME *p, int64_t n, gp_lane_##NAME fill) \
+    {                                                                                              \
+        if (n >= LANES) return load_##KIND##_##NAME(p);                                            \
+        gp_lane_##NAME lanes[LANES];                                                               \
+        for (int j = 0; j < LANES; ++j) lanes[j] = j < n ? p[j] : fill;                            \
+        return load_##KIND##_##NAME(lanes);                                                        \
+    }
+
 #define GP_LOADS(NAME, numpy_name, kind, size, host_type, device_type)                            \
     GP_INLINE gp_f64v load_f64_##NAME(const gp_lane_##NAME *p)                                     \
     {                                                                                              \
@@ -266,27 +276,9 @@ GP_INLINE double cascade_sum(const cascade *c)
         if (size == 1) return is_signed ? gp_widen_i8(GP_LOAD(gp_i8e, p)) : gp_widen_u8(GP_LOAD(gp_u8e, p)); \
         return __builtin_convertvector(GP_LOAD(gp_vec64_##NAME, p), gp_u64v);                     \
     }                                                                                              \
-    GP_INLINE gp_f64v load_f64_part_##NAME(const gp_lane_##NAME *p, int64_t n, gp_lane_##NAME fill) \
-    {                                                                                              \
-        if (n >= GP_NL64) return load_f64_##NAME(p);                                               \
-        gp_lane_##NAME lanes[GP_NL64];                                                             \
-        for (int j = 0; j < GP_NL64; ++j) lanes[j] = j < n ? p[j] : fill;                          \
-        return load_f64_##NAME(lanes);                                                             \
-    }                                                                                              \
-    GP_INLINE gp_f32v load_f32_part_##NAME(const gp_lane_##NAME *p, int64_t n, gp_lane_##NAME fill) \
-    {                                                                                              \
-        if (n >= GP_NL32) return load_f32_##NAME(p);                                               \
-        gp_lane_##NAME lanes[GP_NL32];                                                             \
-        for (int j = 0; j < GP_NL32; ++j) lanes[j] = j < n ? p[j] : fill;                          \
-        return load_f32_##NAME(lanes);                                                             \
-    }                                                                                              \
-    GP_INLINE gp_u64v load_word_part_##NAME(const gp_lane_##NAME *p, int64_t n, gp_lane_##NAME fill) \
-    {                                                                                              \
-        if (n >= GP_NL64) return load_word_##NAME(p);                                              \
-        gp_lane_##NAME lanes[GP_NL64];                                                             \
-        for (int j = 0; j < GP_NL64; ++j) lanes[j] = j < n ? p[j] : fill;                          \
-        return load_word_##NAME(lanes);                                                            \
-    }                                                                                              \
+    GP_LOAD_PART(NAME, f64, gp_f64v, GP_NL64)                                                      \
+    GP_LOAD_PART(NAME, f32, gp_f32v, GP_NL32)                                                      \
+    GP_LOAD_PART(NAME, word, gp_u64v, GP_NL64)                                                     \
     GP_INLINE gp_vec_##NAME load_vec_part_##NAME(const gp_lane_##NAME *p, int64_t n, gp_lane_##NAME fill) \
     {                                                                                              \
         enum { L = GP_NATIVE_BYTES / size };                                                       \
@@ -308,6 +300,7 @@ GP_INLINE double cascade_sum(const cascade *c)
     }
 GP_DTYPES(GP_LOADS)
 #undef GP_LOADS
+#undef GP_LOAD_PART
 
 /* ---- min and max --------------------------------------------------------------------------------- */
 
@@ -570,51 +563,30 @@ enum { COLUMN_PASS = 8 };
         }                                                                                          \
     }
 
-/* Integer sums and products along columns, in 64-bit words. */
-#define GP_WORD_COLUMNS(NAME, kind, size, OP, COMBINE, IDENTITY)                                   \
-    static void word_columns_##OP##_##NAME(const void *in, int64_t rows, int64_t stride, int64_t width, \
-                                           void *accumulator, int first)                           \
+/* Sums and products along columns in 64-bit lanes: words (integers; PREFIX word) or doubles
+ * (every float result; PREFIX f64).  ACC is the accumulator row's type, LANES(p, n, fill) the
+ * dtype's loads into VEC, ACC_LANES the accumulator's, START its first value, FILL an element's. */
+#define GP_LANE_COLUMNS(NAME, PREFIX, OP, COMBINE, ACC, VEC, LANES, ACC_LANES, START, FILL)         \
+    static void PREFIX##_columns_##OP##_##NAME(const void *in, int64_t rows, int64_t stride, int64_t width, \
+                                               void *accumulator, int first)                       \
     {                                                                                              \
         const gp_lane_##NAME *x = in;                                                              \
-        uint64_t *acc = accumulator;                                                               \
+        ACC *acc = accumulator;                                                                    \
         if (first)                                                                                 \
-            for (int64_t j = 0; j < width; ++j) acc[j] = IDENTITY;                                 \
+            for (int64_t j = 0; j < width; ++j) acc[j] = START;                                    \
         for (int64_t r = 0; r < rows; r += COLUMN_PASS) {                                          \
             const int64_t pass = rows - r < COLUMN_PASS ? rows - r : COLUMN_PASS;                  \
             for (int64_t j = 0; j < width; j += GP_NL64) {                                         \
                 const int64_t n = width - j;                                                       \
-                gp_u64v a = load_word_part_UINT64(acc + j, n, IDENTITY);                           \
-                for (int64_t p = 0; p < pass; ++p)                                                 \
-                    a = COMBINE(a, load_word_part_##NAME(x + (r + p) * stride + j, n, (gp_lane_##NAME)IDENTITY)); \
+                VEC a = ACC_LANES(acc + j, n, START);                                              \
+                for (int64_t p = 0; p < pass; ++p) a = COMBINE(a, LANES(x + (r + p) * stride + j, n, FILL)); \
                 GP_STORE_PART(acc + j, a, n);                                                      \
             }                                                                                      \
         }                                                                                          \
     }
 
-/* Float sums and products along columns, in double; float32 and float16 sums with a float32 or
- * float16 result (f32_columns_sum) add each pass's rows in float32 first (COLUMN_PASS - 1
- * roundings, where NumPy adds every row in float32). */
-#define GP_FLOAT_COLUMNS(NAME, kind, size, OP, COMBINE, IDENTITY)                                  \
-    static void f64_columns_##OP##_##NAME(const void *in, int64_t rows, int64_t stride, int64_t width, \
-                                          void *accumulator, int first)                            \
-    {                                                                                              \
-        const gp_lane_##NAME *x = in;                                                              \
-        double *acc = accumulator;                                                                 \
-        const gp_lane_##NAME fill = IDENTITY == 0 ? zero_lane_##NAME() : one_lane_##NAME();         \
-        if (first)                                                                                 \
-            for (int64_t j = 0; j < width; ++j) acc[j] = IDENTITY == 0 ? -0.0 : 1.0;               \
-        for (int64_t r = 0; r < rows; r += COLUMN_PASS) {                                          \
-            const int64_t pass = rows - r < COLUMN_PASS ? rows - r : COLUMN_PASS;                  \
-            for (int64_t j = 0; j < width; j += GP_NL64) {                                         \
-                const int64_t n = width - j;                                                       \
-                gp_f64v a = load_f64_part_FLOAT64(acc + j, n, 0.0);                                \
-                for (int64_t p = 0; p < pass; ++p)                                                 \
-                    a = COMBINE(a, load_f64_part_##NAME(x + (r + p) * stride + j, n, fill));       \
-                GP_STORE_PART(acc + j, a, n);                                                      \
-            }                                                                                      \
-        }                                                                                          \
-    }
-
+/* float32 and float16 sums with a float32 or float16 result add each pass's rows in float32 first
+ * (COLUMN_PASS - 1 roundings, where NumPy adds every row in float32), then in double. */
 #define GP_F32_COLUMNS(NAME, kind, size)                                                           \
     static void f32_columns_sum_##NAME(const void *in, int64_t rows, int64_t stride, int64_t width, \
                                        void *accumulator, int first)                               \
@@ -641,10 +613,14 @@ enum { COLUMN_PASS = 8 };
 #define GP_COLUMN_KERNELS(NAME, numpy_name, kind, size, host_type, device_type)                   \
     GP_MINMAX_COLUMNS(NAME, kind, size, min, GP_LESS)                                              \
     GP_MINMAX_COLUMNS(NAME, kind, size, max, GP_GREATER)                                           \
-    GP_WORD_COLUMNS(NAME, kind, size, sum, GP_ADD, 0)                                              \
-    GP_WORD_COLUMNS(NAME, kind, size, prod, GP_MULTIPLY, 1)                                        \
-    GP_FLOAT_COLUMNS(NAME, kind, size, sum, GP_ADD, 0)                                             \
-    GP_FLOAT_COLUMNS(NAME, kind, size, prod, GP_MULTIPLY, 1)                                       \
+    GP_LANE_COLUMNS(NAME, word, sum, GP_ADD, uint64_t, gp_u64v, load_word_part_##NAME,             \
+                    load_word_part_UINT64, 0, (gp_lane_##NAME)0)                                   \
+    GP_LANE_COLUMNS(NAME, word, prod, GP_MULTIPLY, uint64_t, gp_u64v, load_word_part_##NAME,       \
+                    load_word_part_UINT64, 1, (gp_lane_##NAME)1)                                   \
+    GP_LANE_COLUMNS(NAME, f64, sum, GP_ADD, double, gp_f64v, load_f64_part_##NAME,                 \
+                    load_f64_part_FLOAT64, -0.0, zero_lane_##NAME())                               \
+    GP_LANE_COLUMNS(NAME, f64, prod, GP_MULTIPLY, double, gp_f64v, load_f64_part_##NAME,           \
+                    load_f64_part_FLOAT64, 1.0, one_lane_##NAME())                                 \
     GP_F32_COLUMNS(NAME, kind, size)
 GP_DTYPES(GP_COLUMN_KERNELS)
 #undef GP_COLUMN_KERNELS
