@@ -86,8 +86,13 @@ static int take_out_typenum(request *r, int typenum, gp_dtype *dtype)
     return code < 0 ? -1 : 0;
 }
 
-static int size_mismatch(void)
+/* The input and the output dtype of a call over src's (outer, n, inner) view of `elements`. */
+static int take_view(request *r, PyObject *src, int out_typenum, int64_t elements, gp_dtype *in_dtype,
+                     gp_dtype *out_dtype)
 {
+    int64_t count;
+    if (take_input(r, src, 0, in_dtype, &count) || take_out_typenum(r, out_typenum, out_dtype)) return -1;
+    if (count == elements) return 0;
     PyErr_SetString(PyExc_ValueError, "the input's size does not match the call's shape");
     return -1;
 }
@@ -253,9 +258,7 @@ static PyObject *core_reduce(PyObject *self, PyObject *args)
         return NULL;
     request r = {.call = {.primitive = GP_REDUCE}};
     gp_dtype in_dtype, out_dtype;
-    int64_t count;
-    if (take_input(&r, src, 0, &in_dtype, &count) || take_out_typenum(&r, out_typenum, &out_dtype) ||
-        (count != outer * n * inner && size_mismatch())) {
+    if (take_view(&r, src, out_typenum, outer * n * inner, &in_dtype, &out_dtype)) {
         release(&r);
         return NULL;
     }
@@ -278,14 +281,12 @@ static PyObject *core_scan(PyObject *self, PyObject *args)
         return NULL;
     request r = {.call = {.primitive = GP_SCAN}};
     gp_dtype in_dtype, out_dtype;
-    int64_t count;
-    if (take_input(&r, src, 0, &in_dtype, &count) || take_out_typenum(&r, out_typenum, &out_dtype) ||
-        (count != outer * n * inner && size_mismatch())) {
+    if (take_view(&r, src, out_typenum, outer * n * inner, &in_dtype, &out_dtype)) {
         release(&r);
         return NULL;
     }
     r.call.scan = (gp_scan_args){in_dtype, out_dtype, outer, n, inner, exclusive};
-    r.out_count = count;
+    r.out_count = outer * n * inner;
     return plan_and_run(&r, out, device, repeats);
 }
 
