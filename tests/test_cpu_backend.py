@@ -120,12 +120,18 @@ def test_baseline_and_vector_paths_agree(rng, isa):
             assert base == vector, f"{what}: {name} differs from the baseline"
 
 
-def test_isa_environment_variable_forces_the_baseline():
+def run_python(code, env, cwd):
+    """The output of `code` in a fresh Python, started outside the source tree so that it imports
+    the gpuprims this test imports (installed, or on PYTHONPATH), not the uncompiled sources."""
+    return subprocess.run([sys.executable, "-c", code], env=env, cwd=cwd, capture_output=True, text=True,
+                          check=True).stdout
+
+
+def test_isa_environment_variable_forces_the_baseline(tmp_path):
     code = ("import numpy as np, gpuprims; a = np.arange(1000, dtype=np.float32);"
             "print(gpuprims._core.cpu_info()['isa'], gpuprims.sum(a, device='cpu'))")
     env = dict(os.environ, GPUPRIMS_CPU_ISA="baseline")
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
-    assert out.split() == ["baseline", "499500.0"]
+    assert run_python(code, env, tmp_path).split() == ["baseline", "499500.0"]
 
 
 def test_set_cpu_isa_refuses_unknown_names(isa):
@@ -248,11 +254,9 @@ def test_thread_settings(threads):
             gpuprims.set_num_threads(bad)
 
 
-def test_thread_defaults_in_a_fresh_process():
+def test_thread_defaults_in_a_fresh_process(tmp_path):
     code = "import gpuprims; print(gpuprims.get_num_threads())"
     env = {k: v for k, v in os.environ.items() if k != "GPUPRIMS_NUM_THREADS"}
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
-    assert int(out) == len(os.sched_getaffinity(0))
+    assert int(run_python(code, env, tmp_path)) == len(os.sched_getaffinity(0))
     env["GPUPRIMS_NUM_THREADS"] = "3"
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
-    assert int(out) == 3
+    assert int(run_python(code, env, tmp_path)) == 3
