@@ -16,8 +16,9 @@ Each is fitted to end-to-end times of the public calls from NumPy arrays (every 
 grouped by primitive; float32 and int32 by default; medians of adaptive repeats), by relative least
 squares with non-negative coefficients:
 
-- CPU: ``device="cpu"``, sizes 2^8 .. 2^22 (convolutions of more than :data:`CPU_MACS_MAX`
-  multiply-adds are left out: seconds each);
+- CPU: ``device="cpu"``, sizes 2^8 .. 2^22 and the streamed sizes 2^24 .. 2^26, where the CPU
+  competes with streaming and reads from memory rather than cache (convolutions of more than
+  :data:`CPU_MACS_MAX` multiply-adds are left out: seconds each);
 - the bus: :func:`gpuprims.to_device` (+ synchronize) of pageable float32 arrays (``h2d_gbps``),
   ``DeviceArray.get`` (``d2h_gbps``), ``to_device`` of pinned arrays (``pinned_gbps``, up to
   2^26), each ``fixed + bytes / rate`` (the fixed part belongs to ``cuda_fixed_us``);
@@ -227,7 +228,8 @@ class Calibration:
 
     def cpu(self, primitive: str) -> Fit:
         """``<primitive>.cpu_fixed_us``, ``cpu_gbps`` (and ``cpu_gmacs`` for correlate)."""
-        samples = self._calls("cpu", primitive, self.sizes, device="cpu")
+        sizes = sorted({*self.sizes, *STREAMED_SIZES})
+        samples = self._calls("cpu", primitive, sizes, device="cpu")
         us, traffic, macs = _arrays(samples)
         columns = [np.ones_like(us), traffic] + ([macs] if primitive == "correlate" else [])
         coefficients, errors = fit(us, np.column_stack(columns))
