@@ -17,8 +17,8 @@
  *   GP_ACC_SAME  min/max, in the input's own type;
  *   GP_ACC_WORD  integer and bool sum/prod in 64-bit two's complement, wrapping as NumPy;
  *   GP_ACC_F64   in double: every float reduction but GP_ACC_F32's, and scans with a float64 result;
- *   GP_ACC_F32   sums of float16/float32 with a float32 or float16 result: as GP_ACC_F64, except
- *                that along columns blocks of 8 rows are added in float32 first; scans of them in
+ *   GP_ACC_F32   sums and products of float16/float32 with a float32 or float16 result: as GP_ACC_F64,
+ *                except that along columns blocks of 8 rows are combined in float32 first; scans in
  *                float32 lanes (NumPy's precision), the pieces' totals and offsets in double. */
 typedef enum { GP_ACC_SAME, GP_ACC_WORD, GP_ACC_F64, GP_ACC_F32, GP_NUM_ACCS } gp_acc_kind;
 
@@ -102,7 +102,7 @@ static inline gp_acc_kind gp_scan_acc(gp_dtype in, gp_dtype out)
 static inline gp_acc_kind gp_reduce_acc(gp_op op, gp_dtype in, gp_dtype out)
 {
     if (op == GP_MIN || op == GP_MAX) return GP_ACC_SAME;
-    if (op == GP_SUM) return gp_scan_acc(in, out);
+    if (op == GP_SUM || op == GP_PROD) return gp_scan_acc(in, out);
     return gp_dtype_is_float(out) ? GP_ACC_F64 : GP_ACC_WORD;
 }
 

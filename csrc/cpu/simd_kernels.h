@@ -20,7 +20,8 @@
  *     float32 blocks first is as fast but only as accurate as NumPy, in distribution: it loses to
  *     NumPy on some arrays.)  Along columns, float32 and float16 add blocks of 8 rows in float32
  *     (NumPy adds every row in float32), the blocks in double, in row order.
- *   - float products multiply in 32 double lanes; along columns, in row order.
+ *   - float products multiply in 32 double lanes; along columns in row order, float32 and float16
+ *     blocks of 8 rows in float32 first (NumPy multiplies every row in float32), then in double.
  *   - sums start from -0.0, the identity of IEEE addition, so that a sum of -0.0 is -0.0.
  * Scans (gp_scan_run_fn): in-register scans of a logical vector, its last lane carried on; float32
  * and float16 inputs with a float32 or float16 result scan in float32 lanes, as NumPy does, with
@@ -585,25 +586,27 @@ enum { COLUMN_PASS = 8 };
         }                                                                                          \
     }
 
-/* float32 and float16 sums with a float32 or float16 result add each pass's rows in float32 first
- * (COLUMN_PASS - 1 roundings, where NumPy adds every row in float32), then in double. */
-#define GP_F32_COLUMNS(NAME, kind, size)                                                           \
-    static void f32_columns_sum_##NAME(const void *in, int64_t rows, int64_t stride, int64_t width, \
-                                       void *accumulator, int first)                               \
+/* float32 and float16 sums and products with a float32 or float16 result combine each pass's rows
+ * in float32 first (COLUMN_PASS - 1 roundings, where NumPy combines every row in float32), then in
+ * double.  START is the identity, FILL_LANE the lanes past the row's end. */
+#define GP_F32_COLUMNS(NAME, OP, COMBINE, START, FILL_LANE)                                        \
+    static void f32_columns_##OP##_##NAME(const void *in, int64_t rows, int64_t stride, int64_t width, \
+                                          void *accumulator, int first)                            \
     {                                                                                              \
         const gp_lane_##NAME *x = in;                                                              \
         double *acc = accumulator;                                                                 \
         if (first)                                                                                 \
-            for (int64_t j = 0; j < width; ++j) acc[j] = -0.0;                                     \
+            for (int64_t j = 0; j < width; ++j) acc[j] = START;                                    \
         for (int64_t r = 0; r < rows; r += COLUMN_PASS) {                                          \
             const int64_t pass = rows - r < COLUMN_PASS ? rows - r : COLUMN_PASS;                  \
             for (int64_t j = 0; j < width; j += GP_NL32) {                                         \
                 const int64_t n = width - j;                                                       \
-                gp_f32v block = load_f32_part_##NAME(x + r * stride + j, n, zero_lane_##NAME());   \
+                gp_f32v block = load_f32_part_##NAME(x + r * stride + j, n, FILL_LANE);            \
                 for (int64_t p = 1; p < pass; ++p)                                                 \
-                    block += load_f32_part_##NAME(x + (r + p) * stride + j, n, zero_lane_##NAME()); \
-                const gp_f64v lo = load_f64_part_FLOAT64(acc + j, n, 0.0) + gp_low_f64(block);     \
-                const gp_f64v hi = load_f64_part_FLOAT64(acc + j + GP_NL64, n - GP_NL64, 0.0) + gp_high_f64(block); \
+                    block = COMBINE(block, load_f32_part_##NAME(x + (r + p) * stride + j, n, FILL_LANE)); \
+                const gp_f64v lo = COMBINE(load_f64_part_FLOAT64(acc + j, n, START), gp_low_f64(block)); \
+                const gp_f64v hi = COMBINE(load_f64_part_FLOAT64(acc + j + GP_NL64, n - GP_NL64, START), \
+                                           gp_high_f64(block));                                    \
                 GP_STORE_PART(acc + j, lo, n);                                                     \
                 GP_STORE_PART(acc + j + GP_NL64, hi, n - GP_NL64);                                 \
             }                                                                                      \
@@ -621,7 +624,8 @@ enum { COLUMN_PASS = 8 };
                     load_f64_part_FLOAT64, -0.0, zero_lane_##NAME())                               \
     GP_LANE_COLUMNS(NAME, f64, prod, GP_MULTIPLY, double, gp_f64v, load_f64_part_##NAME,           \
                     load_f64_part_FLOAT64, 1.0, one_lane_##NAME())                                 \
-    GP_F32_COLUMNS(NAME, kind, size)
+    GP_F32_COLUMNS(NAME, sum, GP_ADD, -0.0, zero_lane_##NAME())                                    \
+    GP_F32_COLUMNS(NAME, prod, GP_MULTIPLY, 1.0, one_lane_##NAME())
 GP_DTYPES(GP_COLUMN_KERNELS)
 #undef GP_COLUMN_KERNELS
 
@@ -1096,6 +1100,8 @@ GP_TRANSPOSE_KERNEL(8)
     if (kind == 'f' && size <= 4) {                                                                \
         t.reduce_run[GP_SUM][GP_ACC_F32][GP_##NAME] = f64_run_sum_##NAME;                          \
         t.reduce_columns[GP_SUM][GP_ACC_F32][GP_##NAME] = f32_columns_sum_##NAME;                  \
+        t.reduce_run[GP_PROD][GP_ACC_F32][GP_##NAME] = f64_run_prod_##NAME;                        \
+        t.reduce_columns[GP_PROD][GP_ACC_F32][GP_##NAME] = f32_columns_prod_##NAME;                \
     }
 
 #define GP_SCAN_ENTRY(NAME, ACC, PREFIX)                                                           \
