@@ -12,8 +12,9 @@ from gpuprims.bench import calibrate, cli, ops, peers
 
 PRIMITIVES = {"reduce", "scan", "correlate", "copy"}
 # The names GPUPRIMS_COSTS accepts (csrc/planner/costs.c).
-SHARED_COSTS = {"h2d_gbps", "d2h_gbps", "pinned_gbps", "stream_fixed_us", "stream_gbps"}
-PRIMITIVE_COSTS = {"cpu_fixed_us", "cpu_gbps", "cpu_gmacs", "cuda_fixed_us", "cuda_gmacs", "stream_min_bytes"}
+SHARED_COSTS = {"h2d_gbps", "d2h_gbps", "pinned_gbps", "stream_fixed_us", "stream_gbps", "fresh_min_bytes"}
+PRIMITIVE_COSTS = {"cpu_fixed_us", "cpu_gbps", "cpu_gmacs", "cpu_fresh_gbps", "cuda_fixed_us", "cuda_gmacs",
+                   "stream_min_bytes"}
 ROUTES = {"cpu", "cuda", "cuda-streamed"}
 HOSTS = {peer.name: peer for peer in peers.host_peers()}
 
@@ -130,7 +131,7 @@ def test_calibration_prints_costs_the_planner_accepts(capsys, monkeypatch):
     output = capsys.readouterr().out
     setting = _costs_line(output)
     assert {item.partition("=")[0] for item in setting.split(",")} == {
-        f"{primitive}.{field}" for primitive in PRIMITIVES for field in ("cpu_fixed_us", "cpu_gbps")
+        f"{primitive}.{field}" for primitive in PRIMITIVES for field in ("cpu_fixed_us", "cpu_gbps", "cpu_fresh_gbps")
     } | {"correlate.cpu_gmacs"}
     _check_costs(setting, monkeypatch)
 

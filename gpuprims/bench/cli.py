@@ -11,7 +11,7 @@ import numpy as np
 
 import gpuprims
 
-from .calibrate import CALIBRATION_SIZES, run_calibration
+from .calibrate import run_calibration
 from .measure import Benchmark, Row
 from .ops import OPS
 from .peers import Gpuprims, host_peers
@@ -132,7 +132,7 @@ def build_parser() -> argparse.ArgumentParser:
                              "--routing: its own list; --calibrate: every op)")
     parser.add_argument("--sizes", type=parse_sizes, default=None,
                         help="comma list of sizes (default: 10,12,...,28; --routing: 6,8,...,28; --calibrate: "
-                             "8,10,...,22); transpose runs its own fixed cases except in --routing")
+                             "8,10,...,22, and 24,25,26 on the CPU); transpose runs its own fixed cases except in --routing")
     parser.add_argument("--dtype", choices=DTYPES, default="float32", metavar="DTYPE",
                         help=f"input dtype, one of {','.join(DTYPES)} (default: float32)")
     parser.add_argument("--dtypes", type=parse_dtypes, default=["float32", "int32"],
@@ -243,7 +243,7 @@ def main(argv: Sequence[str] | None = None) -> list:
                   + (" and the CPU" if device != "cpu" else "")
                   + f"; dtypes {','.join(args.dtypes)}; medians over {args.budget:g} s per measurement. "
                   f"Versions: {versions([Gpuprims(device)])}")
-        run_calibration(args.sizes or list(CALIBRATION_SIZES), args.dtypes, None if device == "cpu" else device,
+        run_calibration(args.sizes, args.dtypes, None if device == "cpu" else device,
                         args.budget, header, args.out)
         return []
     if not args.e2e and (not args.kernel or device == "cpu"):
