@@ -178,7 +178,7 @@ int gp_cpu_scan(const gp_call *call, gp_error *err)
     scan_job job = {.desc = d, .in = call->in, .out = call->out};
     job.acc = gp_scan_acc(d->in_dtype, d->out_dtype);
     job.is_signed = gp_dtype_is_signed(d->in_dtype);
-    const int skip_nan = d->skip_nan != 0;
+    const int skip_nan = d->skip_nan && gp_dtype_is_float(d->in_dtype); /* as the CUDA backend: no NaN in integers */
     job.run = kernels->scan_run[d->op][skip_nan][job.acc][d->in_dtype];
     job.total = kernels->scan_total[d->op][skip_nan][job.acc][d->in_dtype];
     job.columns = kernels->scan_columns[d->op][skip_nan][job.acc][d->in_dtype];
