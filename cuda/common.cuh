@@ -161,6 +161,24 @@ struct MaxOp {
     }
 };
 
+// An operator that reads NaN elements as its identity (nancumsum reads them as 0, nancumprod as 1):
+// Op itself for combining partials, which stay NaN where the data's own arithmetic made one.
+template <class Op> struct IgnoreNan : Op {};
+template <class Op> inline constexpr bool ignores_nan = false;
+template <class Op> inline constexpr bool ignores_nan<IgnoreNan<Op>> = true;
+// The operator that combines Op's partials: Op without IgnoreNan.
+template <class Op> struct plain_operator { using type = Op; };
+template <class Op> struct plain_operator<IgnoreNan<Op>> { using type = Op; };
+
+// An element of the data as an operand of Op in the accumulator type: converted, and for an
+// IgnoreNan operator a NaN replaced by the identity.
+template <class Acc, class Op, class T> __device__ __forceinline__ Acc operand(T x)
+{
+    const Acc value = convert<Acc>(x);
+    if constexpr (ignores_nan<Op>) return is_nan(value) ? Op::template identity<Acc>() : value;
+    else return value;
+}
+
 // 16-byte vector of T for wide loads.
 template <class T> struct alignas(16) Vec16 {
     static constexpr int size = 16 / sizeof(T);

@@ -18,7 +18,8 @@ baseline) by what the CPU supports; ``GPUPRIMS_CPU_ISA=baseline`` (or ``avx2``),
 CPU call, forces a lower choice.
 """
 from ._reductions import max, mean, min, prod, sum
-from ._scans import cumsum, prefix_sum
+from ._scans import (cummax, cummin, cumprod, cumsum, cumulative_prod, cumulative_sum, nancumprod, nancumsum,
+                     prefix_sum)
 from ._plan import explain
 from ._transpose import transpose
 from ._convolve import convolve, convolve2d, correlate, correlate2d
@@ -53,7 +54,12 @@ __all__ = [
     "correlate",
     "correlate2d",
     "cuda_available",
+    "cummax",
+    "cummin",
+    "cumprod",
     "cumsum",
+    "cumulative_prod",
+    "cumulative_sum",
     "device_info",
     "empty_cache",
     "empty_pinned",
@@ -66,6 +72,8 @@ __all__ = [
     "min",
     "pinned_copy",
     "pinned_like",
+    "nancumprod",
+    "nancumsum",
     "prefix_sum",
     "prod",
     "set_num_threads",

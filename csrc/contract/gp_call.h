@@ -26,12 +26,16 @@ typedef struct {
     int64_t outer, n, inner;
 } gp_reduce_args;
 
-/* Inclusive (or exclusive) prefix sum along n; the output has the input's shape.  Supported pairs:
- * gp_accumulate_supported(). */
+/* Inclusive (or exclusive) scan along n with `op` (cumsum, cumprod, numpy.minimum/maximum.accumulate);
+ * the output has the input's shape.  exclusive: element i combines the elements before i (the first
+ * is op's identity).  skip_nan: NaN elements count as op's identity (nancumsum, nancumprod).
+ * Supported (op, in, out): gp_reduce_supported(), the reductions' rule. */
 typedef struct {
     gp_dtype in_dtype, out_dtype;
     int64_t outer, n, inner;
     int exclusive;
+    gp_op op;
+    int skip_nan;
 } gp_scan_args;
 
 /* How correlate reads the image outside its bounds (scipy.signal.convolve2d's boundary): the fill

@@ -4,8 +4,9 @@
  * Every entry starts with the same four arguments:
  *   src      the input: a numpy.ndarray on the host, or a device operand (ptr, typenum, shape,
  *            strides) of device-resident data;
- *   out      for host inputs the result's shape (a tuple, or None for 1-D); for device operands the
- *            device address the result is written to;
+ *   out      for host inputs the result's shape (a tuple, or None for 1-D), or the array the result
+ *            is written to (C-contiguous, aligned, writeable, of the result's dtype and size: a
+ *            function's out=); for device operands the device address the result is written to;
  *   device   a CUDA device index, -1 for the CPU, -2 for wherever the call finishes first;
  *   repeats  0 runs the call and returns its result (a new array, or a NumPy scalar for shape ();
  *            None for device operands); N > 0 returns the milliseconds of N runs of its work (a host
@@ -35,6 +36,7 @@ typedef struct {
     PyObject *held[2];        /* host arrays the call reads besides (a correlation's mask and fill) */
     PyArray_Descr *out_descr; /* the host output's dtype (owned) */
     int64_t out_count;        /* the output's elements */
+    PyArrayObject *target;    /* the host array the caller gave for the result (borrowed), or NULL */
 } request;
 
 static void release(request *r)
@@ -163,6 +165,24 @@ static PyObject *tiles(const gp_call *call, const gp_plan *plan)
 
 /* ---- planning and running -------------------------------------------------------------------------- */
 
+/* A host call's `out` argument when it is an array (the result's destination): checked, and
+ * call.out set to it before planning, so that the planner sees whether it is pinned. */
+static int take_target(request *r, PyObject *out)
+{
+    if (r->resident || !PyArray_Check(out)) return 0;
+    PyArrayObject *target = (PyArrayObject *)out;
+    const int flags = NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED | NPY_ARRAY_WRITEABLE;
+    if (!PyArray_CHKFLAGS(target, flags) || PyArray_SIZE(target) != r->out_count ||
+        !PyArray_EquivTypes(PyArray_DESCR(target), r->out_descr)) {
+        PyErr_SetString(PyExc_ValueError, "out must be a C-contiguous, aligned, writeable array of the result's "
+                                          "dtype and size");
+        return -1;
+    }
+    r->target = target;
+    r->call.out = PyArray_DATA(target);
+    return 0;
+}
+
 static int plan_request(request *r, int device, int repeats, gp_plan *plan)
 {
     gp_error err = {GP_OK, ""};
@@ -188,6 +208,9 @@ static PyObject *run_planned(request *r, const gp_plan *plan, PyObject *out, int
     if (r->resident) {
         r->call.out = PyLong_AsVoidPtr(out);
         if (r->call.out == NULL && PyErr_Occurred()) goto done;
+    } else if (r->target != NULL) {
+        result = (PyObject *)r->target;
+        Py_INCREF(result);
     } else if (repeats == 0 || plan->route == GP_ROUTE_CPU) { /* a timed GPU call has a device output */
         int ndim;
         npy_intp dims[GP_MAX_DIMS];
@@ -233,7 +256,7 @@ done:
 static PyObject *plan_and_run(request *r, PyObject *out, int device, int repeats)
 {
     gp_plan plan;
-    if (plan_request(r, device, repeats, &plan)) {
+    if (take_target(r, out) || plan_request(r, device, repeats, &plan)) {
         release(r);
         return NULL;
     }
@@ -267,17 +290,18 @@ static PyObject *core_reduce(PyObject *self, PyObject *args)
     return plan_and_run(&r, out, device, repeats);
 }
 
-PyDoc_STRVAR(scan_doc, "scan(src, out, device, repeats, out_typenum, outer, n, inner, exclusive)\n\n"
-                       "Prefix sum along n of src's (outer, n, inner) view.");
+PyDoc_STRVAR(scan_doc, "scan(src, out, device, repeats, out_typenum, outer, n, inner, exclusive, op=0, skip_nan=False)\n\n"
+                       "Scan (op: 0 sum, 1 prod, 2 min, 3 max; NaN read as op's identity with skip_nan) along n\n"
+                       "of src's (outer, n, inner) view.");
 
 static PyObject *core_scan(PyObject *self, PyObject *args)
 {
     (void)self;
     PyObject *src, *out;
-    int device, repeats, out_typenum, exclusive;
+    int device, repeats, out_typenum, exclusive, op = GP_SUM, skip_nan = 0;
     long long outer, n, inner;
-    if (!PyArg_ParseTuple(args, COMMON_FORMAT "iLLLp", &src, &out, &device, &repeats, &out_typenum, &outer, &n, &inner,
-                          &exclusive))
+    if (!PyArg_ParseTuple(args, COMMON_FORMAT "iLLLp|ip", &src, &out, &device, &repeats, &out_typenum, &outer, &n,
+                          &inner, &exclusive, &op, &skip_nan))
         return NULL;
     request r = {.call = {.primitive = GP_SCAN}};
     gp_dtype in_dtype, out_dtype;
@@ -285,7 +309,7 @@ static PyObject *core_scan(PyObject *self, PyObject *args)
         release(&r);
         return NULL;
     }
-    r.call.scan = (gp_scan_args){in_dtype, out_dtype, outer, n, inner, exclusive};
+    r.call.scan = (gp_scan_args){in_dtype, out_dtype, outer, n, inner, exclusive, (gp_op)op, skip_nan};
     r.out_count = outer * n * inner;
     return plan_and_run(&r, out, device, repeats);
 }

@@ -129,8 +129,8 @@ reduce_columns_kernel(const In *in, Out *out, int64_t outer, int64_t n, int64_t 
         int64_t k = begin;
         for (; k + 3 < end; k += 4)
 #pragma unroll
-            for (int u = 0; u < 4; ++u) acc[u] = op(acc[u], convert<Acc>(p[(k + u) * inner]));
-        for (; k < end; ++k) acc[0] = op(acc[0], convert<Acc>(p[k * inner]));
+            for (int u = 0; u < 4; ++u) acc[u] = op(acc[u], operand<Acc, Op>(p[(k + u) * inner]));
+        for (; k < end; ++k) acc[0] = op(acc[0], operand<Acc, Op>(p[k * inner]));
         acc[0] = op(op(acc[0], acc[1]), op(acc[2], acc[3]));
         out[(o * chunks + blockIdx.y) * inner + i] = convert<Out>(acc[0]);
     }
