@@ -23,6 +23,7 @@ memory and persisted first, the scan's result persisted on the workers.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import os
 import time
@@ -144,17 +145,20 @@ def _cluster_rows(ops: Sequence[str], sizes: Sequence[int], chunk: int, repeats:
                 x = da.random.default_rng(0).random(n, dtype=np.float32, chunks=chunk).persist()
                 distributed.wait(x)
                 for op in ops:
-                    def run() -> None:  # new keys each run: no result of the previous one is reused
-                        graph = clone(gd.sum(x) if op == "sum" else gd.prefix_sum(x), omit=x)
-                        distributed.wait(graph.persist())
-                    ms = _timed(run, repeats)
+                    ms = _timed(functools.partial(_persist_clone, getattr(gd, op), x, clone, distributed.wait),
+                                repeats)
                     base = next((row.time_ms for row in rows if row.op == op and row.n == n), ms)
                     row = DaskRow(op, n, chunk, f"gpuprims.dask {k} GPU", "distributed", ms,
                                   speedup=base / ms)
                     rows.append(row)
                     emit(row)
-                del x
     return rows
+
+
+def _persist_clone(function: Callable, x: Any, clone: Callable, wait: Callable) -> None:
+    """function(x) computed on the cluster and kept there, under new keys each run (a clone): no
+    run reuses the last one's results."""
+    wait(clone(function(x), omit=x).persist())
 
 
 def run_dask(ops: Sequence[str], sizes: Sequence[int], chunk: int, repeats: int, device: str, header: str,
