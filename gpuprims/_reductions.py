@@ -241,16 +241,16 @@ def max(a, axis=None, keepdims=False, *, device=None):
     return _reduce("max", a, axis, None, keepdims, device).run()
 
 
-def _mean_sum_dtype(array, dtype):
+def mean_sum_dtype(in_dtype, dtype):
     """The dtype numpy.mean sums in: float64 for integers and bool, float32 for float16."""
     if dtype is not None:
         return dtype
-    if array.dtype.kind in "biu":
+    if in_dtype.kind in "biu":
         return np.float64
-    return np.float32 if array.dtype == np.float16 else None
+    return np.float32 if in_dtype == np.float16 else None
 
 
-def _divide(count, float16_result):
+def mean_division(count, float16_result):
     """mean's finish step: the sum divided by the count, as numpy.mean divides (in the sum's
     precision, then cast to float16 when the input was)."""
     def finish(total):
@@ -294,9 +294,9 @@ def mean(a, axis=None, dtype=None, keepdims=False, *, device=None):
         return Plan.by_numpy(lambda: like_input(np.mean(on_host(array), axis=axes, dtype=dtype, keepdims=keepdims),
                                                 array)).run()
     accumulation_dtype("mean", array.dtype, dtype)  # validates dtype=
-    plan = _reduction("sum", array.dtype, array.ndim, axes, _mean_sum_dtype(array, dtype), keepdims).plan(array, index)
+    plan = _reduction("sum", array.dtype, array.ndim, axes, mean_sum_dtype(array.dtype, dtype), keepdims).plan(array, index)
     sum_finish = plan.finish
-    divide = _divide(math.prod(array.shape[axis] for axis in axes), dtype is None and array.dtype == np.float16)
+    divide = mean_division(math.prod(array.shape[axis] for axis in axes), dtype is None and array.dtype == np.float16)
     plan.finish = divide if sum_finish is None else (lambda output: divide(sum_finish(output)))
     return plan.run()
 

@@ -143,3 +143,19 @@ def test_calibration_on_the_gpu(capsys, monkeypatch):
     assert {"h2d_gbps", "pinned_gbps", "stream_gbps", "reduce.cuda_fixed_us"} <= \
            {item.partition("=")[0] for item in setting.split(",")}
     _check_costs(setting, monkeypatch)
+
+
+def test_dask_rows(capsys, tmp_path):
+    pytest.importorskip("dask.array")
+    rows = cli.main(["--dask", "--device", "cpu", "--sizes", "14", "--chunk", "11", "--repeats", "1",
+                     "--out", str(tmp_path)])
+    output = capsys.readouterr().out
+    for op in ("sum", "prefix_sum"):
+        assert _lines(output, op, "gpuprims") and _lines(output, op, "gpuprims.dask") and _lines(output, op,
+                                                                                                  "dask+numpy")
+        dask_rows = [row for row in rows if row.op == op and row.library == "gpuprims.dask"]
+        assert {row.scheduler for row in dask_rows} == {"threads", "sync"}
+        assert all(row.tasks >= 8 and row.x_single > 0 for row in dask_rows)
+    assert "x_single" in (tmp_path / "dask.md").read_text()
+    with pytest.raises(SystemExit):
+        cli.main(["--dask", "--ops", "max"])
