@@ -270,14 +270,14 @@ static PyObject *plan_and_run(request *r, PyObject *out, int device, int repeats
 PyDoc_STRVAR(reduce_doc, "reduce(src, out, device, repeats, op, out_typenum, outer, n, inner)\n\n"
                          "Reduce (op: 0 sum, 1 prod, 2 min, 3 max) along n of src's (outer, n, inner) view.");
 
-static PyObject *core_reduce(PyObject *self, PyObject *args)
+static PyObject *core_reduce(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     (void)self;
     PyObject *src, *out;
     int device, repeats, op, out_typenum;
     long long outer, n, inner;
-    if (!PyArg_ParseTuple(args, COMMON_FORMAT "iiLLL", &src, &out, &device, &repeats, &op, &out_typenum, &outer, &n,
-                          &inner))
+    if (gp_parse_arguments("reduce", args, nargs, COMMON_FORMAT "iiLLL", &src, &out, &device, &repeats, &op,
+                           &out_typenum, &outer, &n, &inner))
         return NULL;
     request r = {.call = {.primitive = GP_REDUCE}};
     gp_dtype in_dtype, out_dtype;
@@ -294,14 +294,14 @@ PyDoc_STRVAR(scan_doc, "scan(src, out, device, repeats, out_typenum, outer, n, i
                        "Scan (op: 0 sum, 1 prod, 2 min, 3 max; NaN read as op's identity with skip_nan) along n\n"
                        "of src's (outer, n, inner) view.");
 
-static PyObject *core_scan(PyObject *self, PyObject *args)
+static PyObject *core_scan(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     (void)self;
     PyObject *src, *out;
     int device, repeats, out_typenum, exclusive, op = GP_SUM, skip_nan = 0;
     long long outer, n, inner;
-    if (!PyArg_ParseTuple(args, COMMON_FORMAT "iLLLp|ip", &src, &out, &device, &repeats, &out_typenum, &outer, &n,
-                          &inner, &exclusive, &op, &skip_nan))
+    if (gp_parse_arguments("scan", args, nargs, COMMON_FORMAT "iLLLp|ip", &src, &out, &device, &repeats,
+                           &out_typenum, &outer, &n, &inner, &exclusive, &op, &skip_nan))
         return NULL;
     request r = {.call = {.primitive = GP_SCAN}};
     gp_dtype in_dtype, out_dtype;
@@ -319,14 +319,14 @@ PyDoc_STRVAR(correlate_doc,
              "out[i, j] = sum of mask[p, q] * image(i + row_offset + p, j + col_offset + q) for the 2-D image src\n"
              "(see gp_correlate_args); mask (2-D) and fill (one element) are host arrays of src's dtype.");
 
-static PyObject *core_correlate(PyObject *self, PyObject *args)
+static PyObject *core_correlate(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     (void)self;
     PyObject *src, *out, *mask, *fill;
     int device, repeats, boundary;
     long long out_rows, out_cols, row_offset, col_offset;
-    if (!PyArg_ParseTuple(args, COMMON_FORMAT "OOLLLLi", &src, &out, &device, &repeats, &mask, &fill, &out_rows,
-                          &out_cols, &row_offset, &col_offset, &boundary))
+    if (gp_parse_arguments("correlate", args, nargs, COMMON_FORMAT "OOLLLLi", &src, &out, &device, &repeats, &mask,
+                           &fill, &out_rows, &out_cols, &row_offset, &col_offset, &boundary))
         return NULL;
     request r = {.call = {.primitive = GP_CORRELATE}};
     gp_dtype dtype, mask_dtype = GP_NUM_DTYPES, fill_dtype = GP_NUM_DTYPES;
@@ -366,12 +366,12 @@ PyDoc_STRVAR(copy_doc, "copy(src, out, device, repeats)\n\n"
                        "A C-contiguous copy of the strided view src (any strides, any byte order: the result keeps\n"
                        "src's dtype); a transpose is the copy of a permuted view.");
 
-static PyObject *core_copy(PyObject *self, PyObject *args)
+static PyObject *core_copy(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     (void)self;
     PyObject *src, *out;
     int device, repeats;
-    if (!PyArg_ParseTuple(args, COMMON_FORMAT, &src, &out, &device, &repeats)) return NULL;
+    if (gp_parse_arguments("copy", args, nargs, COMMON_FORMAT, &src, &out, &device, &repeats)) return NULL;
     request r = {.call = {.primitive = GP_COPY}};
     gp_dtype dtype;
     int64_t count;
@@ -414,13 +414,14 @@ PyDoc_STRVAR(convert_doc, "convert(src, out, device, repeats, out_typenum, divis
                           "Casts device-resident elements as NumPy's astype (after dividing floats by divisor\n"
                           "when it is not 0).");
 
-static PyObject *core_convert(PyObject *self, PyObject *args)
+static PyObject *core_convert(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     (void)self;
     PyObject *src, *out;
     int device, repeats, out_typenum;
     long long divisor;
-    if (!PyArg_ParseTuple(args, COMMON_FORMAT "iL", &src, &out, &device, &repeats, &out_typenum, &divisor))
+    if (gp_parse_arguments("convert", args, nargs, COMMON_FORMAT "iL", &src, &out, &device, &repeats, &out_typenum,
+                           &divisor))
         return NULL;
     request r = {.call = {.primitive = GP_CONVERT}};
     gp_dtype in_dtype, out_dtype;
@@ -435,10 +436,10 @@ static PyObject *core_convert(PyObject *self, PyObject *args)
 }
 
 PyMethodDef gp_call_methods[] = {
-    {"reduce", core_reduce, METH_VARARGS, reduce_doc},
-    {"scan", core_scan, METH_VARARGS, scan_doc},
-    {"correlate", core_correlate, METH_VARARGS, correlate_doc},
-    {"copy", core_copy, METH_VARARGS, copy_doc},
-    {"convert", core_convert, METH_VARARGS, convert_doc},
+    {"reduce", (PyCFunction)(void (*)(void))core_reduce, METH_FASTCALL, reduce_doc},
+    {"scan", (PyCFunction)(void (*)(void))core_scan, METH_FASTCALL, scan_doc},
+    {"correlate", (PyCFunction)(void (*)(void))core_correlate, METH_FASTCALL, correlate_doc},
+    {"copy", (PyCFunction)(void (*)(void))core_copy, METH_FASTCALL, copy_doc},
+    {"convert", (PyCFunction)(void (*)(void))core_convert, METH_FASTCALL, convert_doc},
     {NULL, NULL, 0, NULL},
 };
