@@ -9,7 +9,7 @@ import math
 import numpy as np
 
 from . import _core
-from ._boundary import array_input, axis_index, like_input
+from ._boundary import array_input, axis_index, bool_flag, like_input
 from ._plan import Plan
 from ._reductions import accumulation_dtype, backend_dtypes, cast_to
 
@@ -27,7 +27,7 @@ class _Scan:
         self.result_dtype = accumulation_dtype("cumsum", in_dtype, dtype)
         self.backend_dtype, self.cast = backend_dtypes(in_dtype, self.result_dtype)
         self.finish = None if self.backend_dtype == self.result_dtype else cast_to(self.result_dtype)
-        self.exclusive = bool(exclusive)
+        self.exclusive = exclusive
 
     def plan(self, array, index):
         """The plan for `array` on backend device `index` (an empty array: NumPy's zeros)."""
@@ -52,8 +52,7 @@ def _cached_scan(in_dtype, ndim, axis, dtype, exclusive):
 
 def _scan(a, axis, dtype, exclusive, device):
     """The plan of prefix_sum(a, axis, dtype, exclusive)."""
-    if not isinstance(exclusive, (bool, np.bool_)):
-        raise TypeError(f"exclusive must be a bool, not {type(exclusive).__name__}")
+    exclusive = bool_flag(exclusive, "exclusive")
     array, index = array_input(a, "prefix_sum", device)
     return _scan_of(array.dtype, array.ndim, axis, dtype, exclusive).plan(array, index)
 
@@ -62,7 +61,7 @@ def _scan_of(in_dtype, ndim, axis, dtype, exclusive):
     """The _Scan of these arguments (NumPy's errors for bad ones)."""
     if axis is None or type(axis) is int:  # the axis forms a cache may key on (True == 1 is an error)
         try:
-            return _cached_scan(in_dtype, ndim, axis, dtype, bool(exclusive))
+            return _cached_scan(in_dtype, ndim, axis, dtype, exclusive)
         except TypeError:  # an unhashable dtype= (raises NumPy's error below)
             pass
     return _Scan(in_dtype, ndim, axis, dtype, exclusive)
