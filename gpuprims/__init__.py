@@ -1,4 +1,4 @@
-"""gpuprims: NumPy-exact GPU primitives with our own CUDA kernels and a C CPU fallback.
+"""gpuprims: GPU primitives with NumPy's semantics, with our own CUDA kernels and a C CPU fallback.
 
 Swap ``np.`` for ``gpuprims.``::
 
