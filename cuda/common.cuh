@@ -220,6 +220,21 @@ struct LaunchLimits {
     static constexpr int64_t max_grid_y = 65535;    // blocks along y
     // Dynamic shared memory a kernel gets without opting in (cudaFuncAttributeMaxDynamicSharedMemorySize).
     static constexpr size_t default_dynamic_shared_bytes = 48 * 1024;
+    // Threads an SM holds on the architecture being compiled: 1024 on Turing, 1536 on sm_86,
+    // sm_89 and sm_12x, 2048 elsewhere (the host pass has no __CUDA_ARCH__ and no use for it).
+#if !defined(__CUDA_ARCH__) || (__CUDA_ARCH__ != 750 && __CUDA_ARCH__ != 860 && __CUDA_ARCH__ != 890 && __CUDA_ARCH__ < 1200)
+    static constexpr int max_threads_per_sm = 2048;
+#elif __CUDA_ARCH__ == 750
+    static constexpr int max_threads_per_sm = 1024;
+#else
+    static constexpr int max_threads_per_sm = 1536;
+#endif
+    // __launch_bounds__'s minimum blocks per SM: `wanted`, as far as the SM holds them (ptxas
+    // ignores a larger minimum, with a warning, and caps no registers at all).
+    static constexpr int min_blocks(int threads, int wanted)
+    {
+        return wanted * threads <= max_threads_per_sm ? wanted : max_threads_per_sm / threads;
+    }
 };
 
 __host__ __device__ constexpr int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }

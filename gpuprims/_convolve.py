@@ -16,7 +16,7 @@ import operator
 import numpy as np
 
 from . import _core
-from ._boundary import SUPPORTED_NAMES, placement, supported
+from ._boundary import SUPPORTED_NAMES, as_ndarray, placement, supported
 from ._device_array import DeviceArray, device_view, to_device
 from ._plan import Plan
 
@@ -74,9 +74,9 @@ def _sum_overlaps_only(result, signal, taps, offset):
             result[j] = np.dot(taps[first:last], signal[j + offset + first:j + offset + last])
 
 
-def _array(x):
+def _array(x, function):
     """A DeviceArray as it is, anything else as a NumPy array."""
-    return x if isinstance(x, DeviceArray) else np.asarray(x)
+    return x if isinstance(x, DeviceArray) else as_ndarray(x, function)
 
 
 def _host(array):
@@ -99,11 +99,10 @@ def _run(name, operands, device, *options):
 # ---------------------------------------------------------------------------------------------
 
 def numpy_mode(mode):
-    """NumPy 2's mode argument: 'valid', 'same', 'full' or the integers 0, 1, 2."""
+    """The mode argument as this NumPy reads it: 'valid', 'same', 'full' or the integers 0, 1, 2;
+    other strings as :func:`_inexact_numpy_mode` says."""
     if isinstance(mode, str):
-        if mode not in _NUMPY_MODES:
-            raise ValueError(f"mode must be one of 'valid', 'same', or 'full' (got {mode!r})")
-        return _NUMPY_MODES[mode]
+        return _NUMPY_MODES[mode] if mode in _NUMPY_MODES else _inexact_numpy_mode(mode)
     if isinstance(mode, (bool, np.bool_)):
         raise TypeError("convolve/correlate mode not understood")
     try:
@@ -115,9 +114,18 @@ def numpy_mode(mode):
     return value
 
 
+def _inexact_numpy_mode(mode):
+    """A mode string other than 'valid', 'same' or 'full', read by NumPy itself: NumPy up to 2.2
+    takes abbreviations and other cases ('f', 'Same') with a DeprecationWarning, later ones raise
+    ValueError.  NumPy's own call on a 3-element signal and a 2-tap mask raises its error or warns
+    its warning, and the length of its result (2, 3 or 4) names the mode."""
+    length = np.convolve(np.zeros(3), np.zeros(2), mode=mode).size
+    return {2: 0, 3: 1, 4: 2}[length]
+
+
 def _numpy_operand(x, name, function, allow_scalar):
     """An operand as NumPy reads it: 1-D (numpy.convolve also takes a scalar as one element)."""
-    array = _array(x)
+    array = _array(x, function)
     if array.ndim == 0 and allow_scalar:
         array = array.reshape(1)
     if array.ndim != 1:
@@ -307,7 +315,7 @@ def scipy_window(n, m, mode, flip):
 
 def _plan_2d(function, flip, index, resident, in1, in2, mode="full", boundary="fill", fillvalue=0):
     """scipy.signal.convolve2d (flip) or correlate2d, as sigtools' pylab_convolve_2d computes them."""
-    in1, in2 = _array(in1), _array(in2)
+    in1, in2 = _array(in1, function), _array(in2, function)
     if not in1.ndim == in2.ndim == 2:
         raise ValueError(f"{function} inputs must both be 2-D arrays")
     swapped = inputs_swap_needed(mode, in1.shape, in2.shape)

@@ -12,7 +12,7 @@ import math
 import numpy as np
 
 from . import _core
-from ._boundary import array_input, axis_index, like_input, on_host, reduced_axes, supported
+from ._boundary import array_input, axis_index, keepdims_flag, like_input, on_host, reduced_axes, supported
 from ._device_array import DeviceArray
 from ._plan import Plan
 
@@ -113,7 +113,7 @@ def _reduction(op, in_dtype, ndim, axis, dtype, keepdims):
     """The _Reduction of these arguments (NumPy's errors for bad ones)."""
     if plain_axes(axis):
         try:
-            return _cached_reduction(op, in_dtype, ndim, axis, dtype, bool(keepdims))
+            return _cached_reduction(op, in_dtype, ndim, axis, dtype, keepdims)
         except TypeError:  # an unhashable dtype= (raises NumPy's error below)
             pass
     return _Reduction(op, in_dtype, ndim, reduced_axes(axis, ndim), _dtype_argument(op, dtype), keepdims)
@@ -139,6 +139,7 @@ def _dtype_argument(name, dtype):
 
 def _reduce(op, a, axis, dtype, keepdims, device):
     """The plan of gpuprims.<op>."""
+    keepdims = keepdims_flag(keepdims)
     array, index = array_input(a, op, device)
     if array.size == 0:  # no work: NumPy's own identities, errors and warnings
         axes = reduced_axes(axis, array.ndim)
@@ -286,6 +287,7 @@ def mean(a, axis=None, dtype=None, keepdims=False, *, device=None):
     -------
     numpy.generic or numpy.ndarray or DeviceArray
     """
+    keepdims = keepdims_flag(keepdims)
     array, index = array_input(a, "mean", device)
     if array.ndim == 0 and axis is not None and not isinstance(axis, tuple):
         axis_index(axis, 0)  # unlike sum, numpy.mean rejects axis 0 of a 0-d array

@@ -12,7 +12,7 @@ import math
 import numpy as np
 
 from . import _core
-from ._boundary import array_input, axis_index, like_input, supported
+from ._boundary import array_input, axis_index, bool_flag, like_input, supported
 from ._device_array import DeviceArray
 from ._plan import Plan, cast_into, check_out
 from ._reductions import backend_dtypes, cast_to
@@ -137,8 +137,7 @@ def _run(name, a, axis, dtype, out, device, exclusive=False):
 def _run_with_initial(name, x, axis, dtype, out, include_initial, device):
     """cumulative_sum / cumulative_prod: NumPy >= 2.1's rules (axis required for ndim > 1; 0-d is
     1-d), include_initial putting the identity first."""
-    if not isinstance(include_initial, (bool, np.bool_)):
-        raise TypeError(f"include_initial must be a bool, not {type(include_initial).__name__}")
+    include_initial = bool_flag(include_initial, "include_initial")
     array, index = array_input(x, name, device)
     if axis is None and array.ndim > 1:
         raise ValueError("For arrays which have more than one dimension ``axis`` argument is required.")
@@ -186,13 +185,6 @@ def _along_first(scan):
     return moved
 
 
-def _exclusive_flag(exclusive):
-    """prefix_sum's exclusive= checked: a bool."""
-    if not isinstance(exclusive, (bool, np.bool_)):
-        raise TypeError(f"exclusive must be a bool, not {type(exclusive).__name__}")
-    return exclusive
-
-
 def prefix_sum(a, axis=None, dtype=None, exclusive=False, *, out=None, device=None):
     """Cumulative sum along an axis: :func:`numpy.cumsum`, or its exclusive form.
 
@@ -220,7 +212,7 @@ def prefix_sum(a, axis=None, dtype=None, exclusive=False, *, out=None, device=No
     numpy.ndarray or DeviceArray
         A new C-contiguous array (1-D when axis is None), or `out`.
     """
-    return _run("cumsum", a, axis, dtype, out, device, _exclusive_flag(exclusive))
+    return _run("cumsum", a, axis, dtype, out, device, bool_flag(exclusive, "exclusive"))
 
 
 def cumsum(a, axis=None, dtype=None, out=None, *, device=None):

@@ -29,7 +29,8 @@ namespace gp {
 // twice as long waiting for its predecessors as loading its data (globaltimer trace, 2^28 float32).
 struct ScanTuning {
     static constexpr int threads = 128;           // tile kernel block size
-    static constexpr int min_blocks_per_sm = 12;  // register cap that lets shared memory set occupancy
+    // register cap that lets shared memory set occupancy (Turing holds 8 blocks of 128)
+    static constexpr int min_blocks_per_sm = LaunchLimits::min_blocks(threads, 12);
     // Items per thread: 32 (a 16 KB float32 tile); 16 where 8-byte or widening elements would
     // push the shared-memory tile past the 48 KB static limit.
     template <class In, class Out>
