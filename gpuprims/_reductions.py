@@ -111,7 +111,7 @@ def plain_axes(axis):
 
 def _reduction(op, in_dtype, ndim, axis, dtype, keepdims):
     """The _Reduction of these arguments (NumPy's errors for bad ones)."""
-    if plain_axes(axis):
+    if axis is None or plain_axes(axis):
         try:
             return _cached_reduction(op, in_dtype, ndim, axis, dtype, keepdims)
         except TypeError:  # an unhashable dtype= (raises NumPy's error below)

@@ -130,8 +130,9 @@ def _run(name, a, axis, dtype, out, device, exclusive=False):
     """The result of the scan `name` of `a` (into `out` when given)."""
     array, index = array_input(a, name, device)
     scan = _scan_of(name, array.dtype, array.ndim, axis, dtype, exclusive)
-    out = check_out(name, out, scan.result_shape(array.shape), array)
-    return scan.plan(array, index).run(out)
+    if out is None:
+        return scan.plan(array, index).run()
+    return scan.plan(array, index).run(check_out(name, out, scan.result_shape(array.shape), array))
 
 
 def _run_with_initial(name, x, axis, dtype, out, include_initial, device):
@@ -212,7 +213,9 @@ def prefix_sum(a, axis=None, dtype=None, exclusive=False, *, out=None, device=No
     numpy.ndarray or DeviceArray
         A new C-contiguous array (1-D when axis is None), or `out`.
     """
-    return _run("cumsum", a, axis, dtype, out, device, bool_flag(exclusive, "exclusive"))
+    if type(exclusive) is not bool:
+        exclusive = bool_flag(exclusive, "exclusive")
+    return _run("cumsum", a, axis, dtype, out, device, exclusive)
 
 
 def cumsum(a, axis=None, dtype=None, out=None, *, device=None):
