@@ -10,7 +10,8 @@ found (``_boundary``): this layer never routes.
 The same plan serves the private hooks: :func:`planned` runs a public function as a dry run and
 returns its plan, which ``explain`` describes and ``_timing`` times.
 """
-import threading
+import contextvars
+from collections import namedtuple
 
 import numpy as np
 
@@ -18,12 +19,8 @@ from ._device_array import DeviceArray
 
 _DESCRIBE, _TILES = -1, -2  # the core's `repeats` values that plan (or tile) without running
 
-
-class _DryRun(threading.local):
-    active = False
-
-
-_dry_run = _DryRun()
+# Whether Plan.run is in a dry run (planned): per thread and per asynchronous context.
+_dry_run = contextvars.ContextVar("gpuprims_dry_run", default=False)
 
 
 class _Planned(Exception):
@@ -34,8 +31,9 @@ class _Planned(Exception):
         self.plan = plan
 
 
-class Plan:
-    """One call of a compiled primitive.
+class Plan(namedtuple("_PlanFields", "entry source params out_shape out_dtype device finish", defaults=(None,))):
+    """One call of a compiled primitive (an immutable record: the tuple keeps every call's plan
+    cheap to make).
 
     Parameters
     ----------
@@ -56,16 +54,7 @@ class Plan:
         Turns the backend's output into the user's result.
     """
 
-    __slots__ = ("entry", "source", "params", "out_shape", "out_dtype", "device", "finish")
-
-    def __init__(self, entry, source, params, out_shape, out_dtype, device, finish=None):
-        self.entry = entry
-        self.source = source
-        self.params = params
-        self.out_shape = out_shape
-        self.out_dtype = out_dtype
-        self.device = device
-        self.finish = finish
+    __slots__ = ()
 
     @classmethod
     def by_numpy(cls, compute):
@@ -77,7 +66,7 @@ class Plan:
         """The user's result; with `out` (checked by check_out), the result written into `out`,
         which is returned: by the backend itself where `out` has its output's dtype and layout (a
         pinned host `out` is then written by the copy engine), else cast into it."""
-        if _dry_run.active:
+        if _dry_run.get():
             raise _Planned(self)
         source = self.source
         if out is not None and self._writes_into(out):
@@ -172,13 +161,13 @@ def cast_into(out, result):
 def planned(function, *args, **kwargs):
     """The plan ``function(*args, **kwargs)`` would run (a dry run: arguments are checked and the
     call is planned, but no primitive runs)."""
-    _dry_run.active = True
+    token = _dry_run.set(True)
     try:
         function(*args, **kwargs)
     except _Planned as planned_call:
         return planned_call.plan
     finally:
-        _dry_run.active = False
+        _dry_run.reset(token)
     raise TypeError(f"{getattr(function, '__name__', function)!r} is not a gpuprims computation")
 
 

@@ -139,7 +139,8 @@ def _dtype_argument(name, dtype):
 
 def _reduce(op, a, axis, dtype, keepdims, device):
     """The plan of gpuprims.<op>."""
-    keepdims = keepdims_flag(keepdims)
+    if type(keepdims) is not bool:
+        keepdims = keepdims_flag(keepdims)
     array, index = array_input(a, op, device)
     if array.size == 0:  # no work: NumPy's own identities, errors and warnings
         axes = reduced_axes(axis, array.ndim)
@@ -299,6 +300,5 @@ def mean(a, axis=None, dtype=None, keepdims=False, *, device=None):
     plan = _reduction("sum", array.dtype, array.ndim, axes, mean_sum_dtype(array.dtype, dtype), keepdims).plan(array, index)
     sum_finish = plan.finish
     divide = mean_division(math.prod(array.shape[axis] for axis in axes), dtype is None and array.dtype == np.float16)
-    plan.finish = divide if sum_finish is None else (lambda output: divide(sum_finish(output)))
-    return plan.run()
+    return plan._replace(finish=divide if sum_finish is None else (lambda output: divide(sum_finish(output)))).run()
 
