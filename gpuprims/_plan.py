@@ -10,8 +10,7 @@ found (``_boundary``): this layer never routes.
 The same plan serves the private hooks: :func:`planned` runs a public function as a dry run and
 returns its plan, which ``explain`` describes and ``_timing`` times.
 """
-import contextvars
-from collections import namedtuple
+import threading
 
 import numpy as np
 
@@ -19,8 +18,12 @@ from ._device_array import DeviceArray
 
 _DESCRIBE, _TILES = -1, -2  # the core's `repeats` values that plan (or tile) without running
 
-# Whether Plan.run is in a dry run (planned): per thread and per asynchronous context.
-_dry_run = contextvars.ContextVar("gpuprims_dry_run", default=False)
+
+class _DryRun(threading.local):
+    active = False
+
+
+_dry_run = _DryRun()
 
 
 class _Planned(Exception):
@@ -31,9 +34,8 @@ class _Planned(Exception):
         self.plan = plan
 
 
-class Plan(namedtuple("_PlanFields", "entry source params out_shape out_dtype device finish", defaults=(None,))):
-    """One call of a compiled primitive (an immutable record: the tuple keeps every call's plan
-    cheap to make).
+class Plan:
+    """One call of a compiled primitive.
 
     Parameters
     ----------
@@ -54,7 +56,16 @@ class Plan(namedtuple("_PlanFields", "entry source params out_shape out_dtype de
         Turns the backend's output into the user's result.
     """
 
-    __slots__ = ()
+    __slots__ = ("entry", "source", "params", "out_shape", "out_dtype", "device", "finish")
+
+    def __init__(self, entry, source, params, out_shape, out_dtype, device, finish=None):
+        self.entry = entry
+        self.source = source
+        self.params = params
+        self.out_shape = out_shape
+        self.out_dtype = out_dtype
+        self.device = device
+        self.finish = finish
 
     @classmethod
     def by_numpy(cls, compute):
@@ -66,7 +77,7 @@ class Plan(namedtuple("_PlanFields", "entry source params out_shape out_dtype de
         """The user's result; with `out` (checked by check_out), the result written into `out`,
         which is returned: by the backend itself where `out` has its output's dtype and layout (a
         pinned host `out` is then written by the copy engine), else cast into it."""
-        if _dry_run.get():
+        if _dry_run.active:
             raise _Planned(self)
         source = self.source
         if out is not None and self._writes_into(out):
@@ -161,13 +172,13 @@ def cast_into(out, result):
 def planned(function, *args, **kwargs):
     """The plan ``function(*args, **kwargs)`` would run (a dry run: arguments are checked and the
     call is planned, but no primitive runs)."""
-    token = _dry_run.set(True)
+    _dry_run.active = True
     try:
         function(*args, **kwargs)
     except _Planned as planned_call:
         return planned_call.plan
     finally:
-        _dry_run.reset(token)
+        _dry_run.active = False
     raise TypeError(f"{getattr(function, '__name__', function)!r} is not a gpuprims computation")
 
 

@@ -139,8 +139,7 @@ def _dtype_argument(name, dtype):
 
 def _reduce(op, a, axis, dtype, keepdims, device):
     """The plan of gpuprims.<op>."""
-    if type(keepdims) is not bool:
-        keepdims = keepdims_flag(keepdims)
+    keepdims = keepdims_flag(keepdims)
     array, index = array_input(a, op, device)
     if array.size == 0:  # no work: NumPy's own identities, errors and warnings
         axes = reduced_axes(axis, array.ndim)
@@ -300,5 +299,6 @@ def mean(a, axis=None, dtype=None, keepdims=False, *, device=None):
     plan = _reduction("sum", array.dtype, array.ndim, axes, mean_sum_dtype(array.dtype, dtype), keepdims).plan(array, index)
     sum_finish = plan.finish
     divide = mean_division(math.prod(array.shape[axis] for axis in axes), dtype is None and array.dtype == np.float16)
-    return plan._replace(finish=divide if sum_finish is None else (lambda output: divide(sum_finish(output)))).run()
+    plan.finish = divide if sum_finish is None else (lambda output: divide(sum_finish(output)))
+    return plan.run()
 
