@@ -139,7 +139,8 @@ def _dtype_argument(name, dtype):
 
 def _reduce(op, a, axis, dtype, keepdims, device):
     """The plan of gpuprims.<op>."""
-    keepdims = keepdims_flag(keepdims)
+    if type(keepdims) is not bool:
+        keepdims = keepdims_flag(keepdims)
     array, index = array_input(a, op, device)
     if array.size == 0:  # no work: NumPy's own identities, errors and warnings
         axes = reduced_axes(axis, array.ndim)
