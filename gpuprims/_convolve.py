@@ -60,7 +60,7 @@ def _correlation(image, mask, out_rows, out_cols, offsets, dtype, shape, index, 
         return to_device(result, f"cuda:{index}") if resident and fix_edges else result
 
     params = (mask, np.zeros((), dtype) if fill is None else fill, out_rows, out_cols, offsets[0], offsets[1], boundary)
-    return Plan.of(_core.correlate, image, params, shape, dtype, index, finish if fix_edges or reverse else None)
+    return Plan(_core.correlate, image, params, shape, dtype, index, finish if fix_edges or reverse else None)
 
 
 def _sum_overlaps_only(result, signal, taps, offset):

@@ -16,7 +16,6 @@ import numpy as np
 
 from ._device_array import DeviceArray
 
-_new_object = object.__new__
 _DESCRIBE, _TILES = -1, -2  # the core's `repeats` values that plan (or tile) without running
 
 
@@ -59,25 +58,20 @@ class Plan:
 
     __slots__ = ("entry", "source", "params", "out_shape", "out_dtype", "device", "finish")
 
-    @classmethod
-    def of(cls, entry, source, params, out_shape, out_dtype, device, finish=None):
-        """The plan of these fields.  (Made by a classmethod rather than __init__, which CPython
-        enters through the slower C-to-Python path: a plan is made on every call.)"""
-        plan = _new_object(cls)
-        plan.entry = entry
-        plan.source = source
-        plan.params = params
-        plan.out_shape = out_shape
-        plan.out_dtype = out_dtype
-        plan.device = device
-        plan.finish = finish
-        return plan
+    def __init__(self, entry, source, params, out_shape, out_dtype, device, finish=None):
+        self.entry = entry
+        self.source = source
+        self.params = params
+        self.out_shape = out_shape
+        self.out_dtype = out_dtype
+        self.device = device
+        self.finish = finish
 
     @classmethod
     def by_numpy(cls, compute):
         """A plan whose result NumPy computes, compute() (NumPy's answers for empty inputs, with
         its warnings and errors), when it runs."""
-        return cls.of(None, None, (), None, None, -1, lambda _: compute())
+        return cls(None, None, (), None, None, -1, lambda _: compute())
 
     def run(self, out=None):
         """The user's result; with `out` (checked by check_out), the result written into `out`,

@@ -86,7 +86,7 @@ class _Reduction:
     def plan(self, array, index):
         """The plan for `array` (at least one element) on backend device `index`."""
         if self.whole and type(array) is np.ndarray:
-            return Plan.of(_core.reduce, array, (self.op_code, self.backend_dtype.num, 1, array.size, 1),
+            return Plan(_core.reduce, array, (self.op_code, self.backend_dtype.num, 1, array.size, 1),
                         (1,) * len(self.out_axes), self.backend_dtype, index, self.finish)
         shape = array.shape
         if self.cast is not None:
@@ -99,7 +99,7 @@ class _Reduction:
         view = array.shape
         outer, n, inner = math.prod(view[:first]), math.prod(view[first:last]), math.prod(view[last:])
         out_shape = tuple(1 if axis is None else shape[axis] for axis in self.out_axes)
-        return Plan.of(_core.reduce, array, (self.op_code, self.backend_dtype.num, outer, n, inner), out_shape,
+        return Plan(_core.reduce, array, (self.op_code, self.backend_dtype.num, outer, n, inner), out_shape,
                     self.backend_dtype, index, self.finish)
 
 

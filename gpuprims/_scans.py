@@ -108,7 +108,7 @@ class _Scan:
         shape, axis = array.shape, self.axis
         outer, inner = (1, 1) if len(shape) == 1 else (math.prod(shape[:axis]), math.prod(shape[axis + 1:]))
         params = (self.backend_dtype.num, outer, shape[axis], inner, self.exclusive, self.op, self.skip_nan)
-        return Plan.of(_core.scan, array, params, shape, self.backend_dtype, index, self.finish)
+        return Plan(_core.scan, array, params, shape, self.backend_dtype, index, self.finish)
 
 
 @functools.lru_cache(maxsize=1024, typed=True)

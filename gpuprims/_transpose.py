@@ -75,4 +75,4 @@ def transpose(a, axes=None, *, device=None):
     """
     array, index = array_input(a, "transpose", device)
     view = _permuted(array, axes)
-    return Plan.of(_core.copy, view, (), view.shape, view.dtype, index).run()
+    return Plan(_core.copy, view, (), view.shape, view.dtype, index).run()
