@@ -17,7 +17,21 @@ extern "C" {
 
 typedef enum { GP_REDUCE, GP_SCAN, GP_CORRELATE, GP_COPY, GP_CONVERT, GP_NUM_PRIMITIVES } gp_primitive;
 
-typedef enum { GP_SUM, GP_PROD, GP_MIN, GP_MAX, GP_NUM_OPS } gp_op;
+/* The reductions.  argmin/argmax give the int64 index along n of the first minimum (maximum), or of
+ * the first NaN (NaN wins); any/all give bool (x != 0, so NaN counts as true and -0.0 as false);
+ * count_nonzero gives int64. */
+typedef enum {
+    GP_SUM,
+    GP_PROD,
+    GP_MIN,
+    GP_MAX,
+    GP_ARGMIN,
+    GP_ARGMAX,
+    GP_ANY,
+    GP_ALL,
+    GP_COUNT_NONZERO,
+    GP_NUM_OPS
+} gp_op;
 
 /* Reduce along n: outer * inner results of out_dtype.  Supported pairs: gp_reduce_supported(). */
 typedef struct {
@@ -91,6 +105,8 @@ static inline int gp_reduce_supported(gp_op op, gp_dtype in, gp_dtype out)
 {
     if (!gp_dtype_valid(in)) return 0;
     if (op == GP_MIN || op == GP_MAX) return in == out;
+    if (op == GP_ARGMIN || op == GP_ARGMAX || op == GP_COUNT_NONZERO) return out == GP_INT64;
+    if (op == GP_ANY || op == GP_ALL) return out == GP_BOOL;
     return (op == GP_SUM || op == GP_PROD) && gp_accumulate_supported(in, out);
 }
 

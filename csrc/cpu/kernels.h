@@ -14,8 +14,9 @@
 #include "contract/gp_call.h"
 
 /* How a reduction or scan accumulates (see simd_kernels.h):
- *   GP_ACC_SAME  min/max, in the input's own type;
- *   GP_ACC_WORD  integer and bool sum/prod in 64-bit two's complement, wrapping as NumPy;
+ *   GP_ACC_SAME  min/max in the input's own type (argmin/argmax too, then find the first index);
+ *   GP_ACC_WORD  integer and bool sum/prod in 64-bit two's complement, wrapping as NumPy; any, all
+ *                and count_nonzero as 64-bit counts (0/1 per piece for any and all);
  *   GP_ACC_F64   in double: every float reduction but GP_ACC_F32's, and scans with a float64 result;
  *   GP_ACC_F32   sums of float16/float32 with a float32 or float16 result: as GP_ACC_F64, except
  *                that along columns blocks of 8 rows are added in float32 first; scans of them in
@@ -34,6 +35,10 @@ typedef struct {
  * and fix every result's order of operations, so results do not depend on the thread count. */
 enum { GP_CPU_PIECE = 16384 };
 
+/* The widest column tile of a reduction or scan along a non-contiguous axis: the drivers keep its
+ * accumulator row on the stack, and the count loops their per-lane counters. */
+enum { GP_CPU_COLUMN_TILE = 1024 };
+
 /* Reduces count (1 .. GP_CPU_PIECE) contiguous elements into *partial. */
 typedef void (*gp_reduce_run_fn)(const void *in, int64_t count, gp_partial *partial);
 /* Folds `rows` rows of `width` contiguous elements, rows `stride` elements apart, into the
@@ -41,6 +46,17 @@ typedef void (*gp_reduce_run_fn)(const void *in, int64_t count, gp_partial *part
  * with `first`, acc is set first (the identity, or for min/max the first row). */
 typedef void (*gp_reduce_columns_fn)(const void *in, int64_t rows, int64_t stride, int64_t width, void *acc,
                                      int first);
+
+/* What a find loop looks for: an element equal in value to *value (-0.0 equals 0.0), a NaN, a
+ * nonzero element (x != 0: NaN is nonzero, -0.0 is not) or a zero one. */
+typedef enum { GP_FIND_EQUAL, GP_FIND_NAN, GP_FIND_NONZERO, GP_FIND_ZERO, GP_NUM_FINDS } gp_find_mode;
+/* The index of the first of count contiguous elements that matches, or -1. */
+typedef int64_t (*gp_find_fn)(const void *in, int64_t count, const void *value, gp_find_mode mode);
+/* argmin (argmax) along columns: each of `width` columns' first minimum (maximum) or first NaN over
+ * `rows` rows `stride` elements apart: its value to values[j] (the input's type) and its row to
+ * index[j]. */
+typedef void (*gp_arg_columns_fn)(const void *in, int64_t rows, int64_t stride, int64_t width, void *values,
+                                  int64_t *index);
 
 /* Scans count (1 .. GP_CPU_PIECE) contiguous elements into out (the kind's type: uint64_t, double,
  * float, or with half_out float16): out[i] = *offset + the inclusive (or exclusive) prefix sum of
@@ -71,6 +87,8 @@ typedef struct {
     const char *name; /* "baseline", "avx2", "avx512" */
     gp_reduce_run_fn reduce_run[GP_NUM_OPS][GP_NUM_ACCS][GP_NUM_DTYPES];
     gp_reduce_columns_fn reduce_columns[GP_NUM_OPS][GP_NUM_ACCS][GP_NUM_DTYPES];
+    gp_find_fn find[GP_NUM_DTYPES];
+    gp_arg_columns_fn arg_columns[2][GP_NUM_DTYPES]; /* [0] argmin, [1] argmax */
     gp_scan_total_fn scan_total[GP_NUM_ACCS][GP_NUM_DTYPES];
     gp_scan_run_fn scan_run[GP_NUM_ACCS][GP_NUM_DTYPES];
     gp_scan_columns_fn scan_columns[GP_NUM_ACCS][GP_NUM_DTYPES];
@@ -101,7 +119,8 @@ static inline gp_acc_kind gp_scan_acc(gp_dtype in, gp_dtype out)
 
 static inline gp_acc_kind gp_reduce_acc(gp_op op, gp_dtype in, gp_dtype out)
 {
-    if (op == GP_MIN || op == GP_MAX) return GP_ACC_SAME;
+    if (op == GP_MIN || op == GP_MAX || op == GP_ARGMIN || op == GP_ARGMAX) return GP_ACC_SAME;
+    if (op == GP_ANY || op == GP_ALL || op == GP_COUNT_NONZERO) return GP_ACC_WORD;
     if (op == GP_SUM) return gp_scan_acc(in, out);
     return gp_dtype_is_float(out) ? GP_ACC_F64 : GP_ACC_WORD;
 }

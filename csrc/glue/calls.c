@@ -245,7 +245,8 @@ static PyObject *plan_and_run(request *r, PyObject *out, int device, int repeats
 #define COMMON_FORMAT "OOii"
 
 PyDoc_STRVAR(reduce_doc, "reduce(src, out, device, repeats, op, out_typenum, outer, n, inner)\n\n"
-                         "Reduce (op: 0 sum, 1 prod, 2 min, 3 max) along n of src's (outer, n, inner) view.");
+                         "Reduce (op: gp_op's 0 sum, 1 prod, 2 min, 3 max, 4 argmin, 5 argmax, 6 any, 7 all,\n"
+                         "8 count_nonzero) along n of src's (outer, n, inner) view.");
 
 static PyObject *core_reduce(PyObject *self, PyObject *args)
 {
