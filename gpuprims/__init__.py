@@ -18,6 +18,7 @@ baseline) by what the CPU supports; ``GPUPRIMS_CPU_ISA=baseline`` (or ``avx2``),
 CPU call, forces a lower choice.
 """
 from ._reductions import max, mean, min, prod, sum
+from ._reductions import all, any, argmax, argmin, count_nonzero
 from ._scans import cumsum, prefix_sum
 from ._plan import explain
 from ._transpose import transpose
@@ -46,6 +47,11 @@ def build_info():
 
 __all__ = [
     "DeviceArray",
+    "all",
+    "any",
+    "argmax",
+    "argmin",
+    "count_nonzero",
     "DeviceUnavailableError",
     "build_info",
     "convolve",
