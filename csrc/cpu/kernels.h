@@ -20,15 +20,18 @@
  *   GP_ACC_F64   in double: every float reduction but GP_ACC_F32's, and scans with a float64 result;
  *   GP_ACC_F32   sums of float16/float32 with a float32 or float16 result: as GP_ACC_F64, except
  *                that along columns blocks of 8 rows are added in float32 first; scans of them in
- *                float32 lanes (NumPy's precision), the pieces' totals and offsets in double. */
-typedef enum { GP_ACC_SAME, GP_ACC_WORD, GP_ACC_F64, GP_ACC_F32, GP_NUM_ACCS } gp_acc_kind;
+ *                float32 lanes (NumPy's precision), the pieces' totals and offsets in double;
+ *   GP_ACC_MOMENTS var and std: count, mean and sum of squared deviations (M2) in double. */
+typedef enum { GP_ACC_SAME, GP_ACC_WORD, GP_ACC_F64, GP_ACC_F32, GP_ACC_MOMENTS, GP_NUM_ACCS } gp_acc_kind;
 
 /* A reduction's or scan's partial result: f for the float kinds, u for GP_ACC_WORD and for the
- * bits of a GP_ACC_SAME value (nan: the value is a NaN, the first of its piece). */
+ * bits of a GP_ACC_SAME value (nan: the value is a NaN, the first of its piece); GP_ACC_MOMENTS:
+ * u the count, f the mean and m2 the sum of squared deviations from it. */
 typedef struct {
     double f;
     uint64_t u;
     int nan;
+    double m2;
 } gp_partial;
 
 /* Elements per piece of a contiguous reduction or scan: pieces are the unit of work of the threads
@@ -43,7 +46,9 @@ enum { GP_CPU_COLUMN_TILE = 1024 };
 typedef void (*gp_reduce_run_fn)(const void *in, int64_t count, gp_partial *partial);
 /* Folds `rows` rows of `width` contiguous elements, rows `stride` elements apart, into the
  * accumulator row acc (width slots of the kind's type: the input's type, uint64_t or double);
- * with `first`, acc is set first (the identity, or for min/max the first row). */
+ * with `first`, acc is set first (the identity, or for min/max the first row).  GP_ACC_MOMENTS
+ * takes every row in one call (first set) and 3 * width doubles: each column's shift (its first
+ * row), then the sums of the deviations from it, then of their squares. */
 typedef void (*gp_reduce_columns_fn)(const void *in, int64_t rows, int64_t stride, int64_t width, void *acc,
                                      int first);
 
@@ -121,6 +126,7 @@ static inline gp_acc_kind gp_reduce_acc(gp_op op, gp_dtype in, gp_dtype out)
 {
     if (op == GP_MIN || op == GP_MAX || op == GP_ARGMIN || op == GP_ARGMAX) return GP_ACC_SAME;
     if (op == GP_ANY || op == GP_ALL || op == GP_COUNT_NONZERO) return GP_ACC_WORD;
+    if (op == GP_VAR || op == GP_STD) return GP_ACC_MOMENTS;
     if (op == GP_SUM) return gp_scan_acc(in, out);
     return gp_dtype_is_float(out) ? GP_ACC_F64 : GP_ACC_WORD;
 }

@@ -12,7 +12,9 @@
  * find the first index of the best in the first piece that holds it; along columns their own loop
  * keeps each column's best and its row.  any, all and count_nonzero count 64-bit words: 0/1 per
  * piece or'ed (any) or and'ed (all), counts added; along columns they count, and any and all are
- * the counts compared with 0 and n. */
+ * the counts compared with 0 and n.  var and std reduce pieces to (count, mean, M2), combined in
+ * piece order by Chan, Golub and LeVeque's formula; along columns to shifted sums. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -59,6 +61,42 @@ static void combiner_start(const reduce_job *job, combiner *c)
     c->total.nan = 0;
     c->total.u = job->desc->op == GP_PROD || job->desc->op == GP_ALL ? 1 : 0;
     c->total.f = job->desc->op == GP_PROD ? 1.0 : -0.0;
+    c->total.m2 = 0.0;
+}
+
+/* var/std: Chan, Golub and LeVeque's combination of the moments of two disjoint parts. */
+static void combine_moments(gp_partial *a, const gp_partial *b)
+{
+    if (b->u == 0) return;
+    if (a->u == 0) {
+        *a = *b;
+        return;
+    }
+    const double count = (double)(a->u + b->u), b_share = (double)b->u / count, delta = b->f - a->f;
+    a->m2 = a->m2 + b->m2 + delta * delta * ((double)a->u * b_share);
+    a->f += delta * b_share;
+    a->u += b->u;
+}
+
+/* x rounded to float dtype t, as a double. */
+static double rounded_to(gp_dtype t, double x)
+{
+    if (t == GP_FLOAT32) return (float)x;
+    if (t != GP_FLOAT16) return x;
+    gp_half h;
+    float f;
+    gp_cpu_store_doubles(t, &x, 1, &h);
+    gp_cpu_half_to_float(&h, 1, &f);
+    return f;
+}
+
+/* var/std's result from the moments (NaN where count - ddof is not positive); std is the square
+ * root of the variance rounded to the result dtype, as NumPy's (whose float16 variance may
+ * overflow to inf). */
+static double moments_result(const gp_reduce_args *d, double count, double m2)
+{
+    const double dof = count - d->ddof, var = dof > 0.0 ? m2 / dof : NAN;
+    return d->op == GP_STD ? sqrt(rounded_to(d->out_dtype, var)) : var;
 }
 
 static uint64_t combine_words(gp_op op, uint64_t a, uint64_t b)
@@ -94,6 +132,9 @@ static void combiner_push(const reduce_job *job, combiner *c, const gp_partial *
         return;
     case GP_ACC_WORD:
         c->total.u = combine_words(job->desc->op, c->total.u, p->u);
+        return;
+    case GP_ACC_MOMENTS:
+        combine_moments(&c->total, p);
         return;
     default:
         if (job->desc->op == GP_PROD) {
@@ -155,8 +196,14 @@ static int64_t first_index(const reduce_job *job, int64_t row, const gp_partial 
 static void store_result(const reduce_job *job, int64_t index, const gp_partial *p)
 {
     char *dst = job->out + index * job->out_size;
-    if (job->acc == GP_ACC_F64 || job->acc == GP_ACC_F32) gp_cpu_store_doubles(job->desc->out_dtype, &p->f, 1, dst);
-    else memcpy(dst, &p->u, (size_t)job->out_size); /* SAME: the input's type; WORD: 64-bit results */
+    if (job->acc == GP_ACC_MOMENTS) {
+        const double result = moments_result(job->desc, (double)p->u, p->m2);
+        gp_cpu_store_doubles(job->desc->out_dtype, &result, 1, dst);
+    } else if (job->acc == GP_ACC_F64 || job->acc == GP_ACC_F32) {
+        gp_cpu_store_doubles(job->desc->out_dtype, &p->f, 1, dst);
+    } else {
+        memcpy(dst, &p->u, (size_t)job->out_size); /* SAME: the input's type; WORD: 64-bit results */
+    }
 }
 
 /* Stores row `row`'s result p: the value, or for argmin/argmax its index (pieces as first_index's). */
@@ -250,7 +297,7 @@ static void reduce_tile(const reduce_job *job, int64_t task)
     const gp_reduce_args *d = job->desc;
     const int64_t outer = task / job->tiles, first = task % job->tiles * job->tile;
     const int64_t width = d->inner - first < job->tile ? d->inner - first : job->tile;
-    uint64_t acc[MAX_TILE]; /* the kind's accumulators: the input's type, uint64_t or double */
+    uint64_t acc[3 * MAX_TILE]; /* the kind's accumulators: the input's type, uint64_t or double (3 for var/std) */
     const char *src = job->in + (outer * d->n * d->inner + first) * job->in_size;
     char *dst = job->out + (outer * d->inner + first) * job->out_size;
     if (job->arg) {
@@ -260,7 +307,15 @@ static void reduce_tile(const reduce_job *job, int64_t task)
         return;
     }
     job->columns(src, d->n, d->inner, width, acc, 1);
-    if (job->acc == GP_ACC_F64 || job->acc == GP_ACC_F32)
+    if (job->acc == GP_ACC_MOMENTS) {
+        const double *s1 = (const double *)acc + width, *s2 = s1 + width, count = (double)d->n;
+        double results[MAX_TILE];
+        for (int64_t j = 0; j < width; ++j) {
+            const double m2 = s2[j] - s1[j] * (s1[j] / count);
+            results[j] = moments_result(d, count, m2 < 0.0 ? 0.0 : m2);
+        }
+        gp_cpu_store_doubles(d->out_dtype, results, width, dst);
+    } else if (job->acc == GP_ACC_F64 || job->acc == GP_ACC_F32)
         gp_cpu_store_doubles(d->out_dtype, (const double *)acc, width, dst);
     else if (d->op == GP_ANY || d->op == GP_ALL) /* from the columns' counts */
         for (int64_t j = 0; j < width; ++j) dst[j] = d->op == GP_ANY ? acc[j] != 0 : acc[j] == (uint64_t)d->n;

@@ -36,7 +36,7 @@ typedef struct {
  * inclusive one, so that the first output is the first element). */
 static gp_partial first_offset(const scan_job *job)
 {
-    return (gp_partial){job->desc->exclusive ? 0.0 : -0.0, 0, 0};
+    return (gp_partial){.f = job->desc->exclusive ? 0.0 : -0.0};
 }
 
 static void add_total(const scan_job *job, gp_partial *offset, const gp_partial *total)

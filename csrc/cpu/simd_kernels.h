@@ -502,12 +502,51 @@ GP_DTYPES(GP_ORDER)
         partial->f = lf64_product(total);                                                          \
     }
 
+/* var/std's moments of a piece (GP_ACC_MOMENTS): sums of the deviations from its first element and
+ * of their squares in double lanes (two logical accumulators each; the tail padded with the first
+ * element, whose deviation is 0), then the mean and M2 from them.  Shifting by an element keeps the
+ * sums from cancelling when the mean is far from 0. */
+#define GP_MOMENTS_RUN(NAME, kind, size)                                                           \
+    static void moments_run_##NAME(const void *in, int64_t count, gp_partial *partial)             \
+    {                                                                                              \
+        enum { N = 2 * GP_PARTS };                                                                 \
+        const gp_lane_##NAME *x = in;                                                              \
+        const double first = load_f64_part_##NAME(x, 1, x[0])[0];                                  \
+        const gp_f64v shift = GP_SPLAT(gp_f64v, first);                                            \
+        gp_f64v s1[N], s2[N];                                                                      \
+        GP_UNROLL(16)                                                                              \
+        for (int i = 0; i < N; ++i) s1[i] = s2[i] = GP_SPLAT(gp_f64v, 0.0);                        \
+        int64_t k = 0;                                                                             \
+        for (; k + N * GP_NL64 <= count; k += N * GP_NL64)                                         \
+            GP_UNROLL(16)                                                                          \
+            for (int i = 0; i < N; ++i) {                                                          \
+                const gp_f64v d = load_f64_##NAME(x + k + i * GP_NL64) - shift;                    \
+                s1[i] += d;                                                                        \
+                s2[i] += d * d;                                                                    \
+            }                                                                                      \
+        for (; k < count; k += GP_NL64) {                                                          \
+            const gp_f64v d = load_f64_part_##NAME(x + k, count - k, x[0]) - shift;                \
+            s1[0] += d;                                                                            \
+            s2[0] += d * d;                                                                        \
+        }                                                                                          \
+        GP_UNROLL(16)                                                                              \
+        for (int p = 0; p < GP_PARTS; ++p) {                                                       \
+            s1[p] += s1[GP_PARTS + p];                                                             \
+            s2[p] += s2[GP_PARTS + p];                                                             \
+        }                                                                                          \
+        const double sum1 = lf64_sum(s1), sum2 = lf64_sum(s2), m2 = sum2 - sum1 * (sum1 / (double)count); \
+        partial->u = (uint64_t)count;                                                              \
+        partial->f = first + sum1 / (double)count;                                                 \
+        partial->m2 = m2 < 0.0 ? 0.0 : m2; /* rounding can go below 0; a NaN stays */              \
+    }
+
 #define GP_REDUCE_KERNELS(NAME, numpy_name, kind, size, host_type, device_type)                   \
     GP_MINMAX_RUN(NAME, kind, size, min, GP_LESS)                                                  \
     GP_MINMAX_RUN(NAME, kind, size, max, GP_GREATER)                                               \
     GP_WORD_RUN(NAME, kind, size, sum, GP_ADD, 0)                                                  \
     GP_WORD_RUN(NAME, kind, size, prod, GP_MULTIPLY, 1)                                            \
-    GP_F64_RUN(NAME, kind, size)
+    GP_F64_RUN(NAME, kind, size)                                                                   \
+    GP_MOMENTS_RUN(NAME, kind, size)
 GP_DTYPES(GP_REDUCE_KERNELS)
 #undef GP_REDUCE_KERNELS
 
@@ -610,6 +649,37 @@ enum { COLUMN_PASS = 8 };
         }                                                                                          \
     }
 
+/* var/std along columns: every row in one call; the first row is each column's shift (see
+ * gp_reduce_columns_fn for acc's layout). */
+#define GP_MOMENTS_COLUMNS(NAME, kind, size)                                                       \
+    static void moments_columns_##NAME(const void *in, int64_t rows, int64_t stride, int64_t width, \
+                                       void *accumulator, int first)                               \
+    {                                                                                              \
+        (void)first; /* always set: one call takes every row */                                    \
+        const gp_lane_##NAME *x = in;                                                              \
+        double *shift = accumulator, *s1 = shift + width, *s2 = s1 + width;                        \
+        for (int64_t j = 0; j < width; j += GP_NL64) {                                             \
+            const int64_t n = width - j;                                                           \
+            GP_STORE_PART(shift + j, load_f64_part_##NAME(x + j, n, zero_lane_##NAME()), n);        \
+        }                                                                                          \
+        memset(s1, 0, (size_t)(2 * width) * sizeof *s1);                                           \
+        for (int64_t r = 1; r < rows; r += COLUMN_PASS) {                                          \
+            const int64_t pass = rows - r < COLUMN_PASS ? rows - r : COLUMN_PASS;                  \
+            for (int64_t j = 0; j < width; j += GP_NL64) {                                         \
+                const int64_t n = width - j;                                                       \
+                const gp_f64v c = load_f64_part_FLOAT64(shift + j, n, 0.0);                        \
+                gp_f64v a1 = load_f64_part_FLOAT64(s1 + j, n, 0.0), a2 = load_f64_part_FLOAT64(s2 + j, n, 0.0); \
+                for (int64_t p = 0; p < pass; ++p) {                                               \
+                    const gp_f64v d = load_f64_part_##NAME(x + (r + p) * stride + j, n, zero_lane_##NAME()) - c; \
+                    a1 += d;                                                                       \
+                    a2 += d * d;                                                                   \
+                }                                                                                  \
+                GP_STORE_PART(s1 + j, a1, n);                                                      \
+                GP_STORE_PART(s2 + j, a2, n);                                                      \
+            }                                                                                      \
+        }                                                                                          \
+    }
+
 #define GP_COLUMN_KERNELS(NAME, numpy_name, kind, size, host_type, device_type)                   \
     GP_MINMAX_COLUMNS(NAME, kind, size, min, GP_LESS)                                              \
     GP_MINMAX_COLUMNS(NAME, kind, size, max, GP_GREATER)                                           \
@@ -621,7 +691,8 @@ enum { COLUMN_PASS = 8 };
                     load_f64_part_FLOAT64, -0.0, zero_lane_##NAME())                               \
     GP_LANE_COLUMNS(NAME, f64, prod, GP_MULTIPLY, double, gp_f64v, load_f64_part_##NAME,           \
                     load_f64_part_FLOAT64, 1.0, one_lane_##NAME())                                 \
-    GP_F32_COLUMNS(NAME, kind, size)
+    GP_F32_COLUMNS(NAME, kind, size)                                                               \
+    GP_MOMENTS_COLUMNS(NAME, kind, size)
 GP_DTYPES(GP_COLUMN_KERNELS)
 #undef GP_COLUMN_KERNELS
 
@@ -1286,7 +1357,7 @@ GP_TRANSPOSE_KERNEL(8)
     }
 
 /* argmin/argmax find the best value with min/max's loops, then its first index; any, all and
- * count_nonzero along columns all count. */
+ * count_nonzero along columns all count; var and std share the moments' loops. */
 #define GP_FAMILY_ENTRIES(NAME, numpy_name, kind, size, host_type, device_type)                   \
     t.reduce_run[GP_ARGMIN][GP_ACC_SAME][GP_##NAME] = minmax_run_min_##NAME;                       \
     t.reduce_run[GP_ARGMAX][GP_ACC_SAME][GP_##NAME] = minmax_run_max_##NAME;                       \
@@ -1296,6 +1367,10 @@ GP_TRANSPOSE_KERNEL(8)
     t.reduce_columns[GP_ANY][GP_ACC_WORD][GP_##NAME] = count_columns_##NAME;                       \
     t.reduce_columns[GP_ALL][GP_ACC_WORD][GP_##NAME] = count_columns_##NAME;                       \
     t.reduce_columns[GP_COUNT_NONZERO][GP_ACC_WORD][GP_##NAME] = count_columns_##NAME;             \
+    t.reduce_run[GP_VAR][GP_ACC_MOMENTS][GP_##NAME] = moments_run_##NAME;                          \
+    t.reduce_run[GP_STD][GP_ACC_MOMENTS][GP_##NAME] = moments_run_##NAME;                          \
+    t.reduce_columns[GP_VAR][GP_ACC_MOMENTS][GP_##NAME] = moments_columns_##NAME;                  \
+    t.reduce_columns[GP_STD][GP_ACC_MOMENTS][GP_##NAME] = moments_columns_##NAME;                  \
     t.find[GP_##NAME] = find_##NAME;                                                               \
     t.arg_columns[0][GP_##NAME] = arg_columns_min_##NAME;                                          \
     t.arg_columns[1][GP_##NAME] = arg_columns_max_##NAME;

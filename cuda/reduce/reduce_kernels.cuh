@@ -29,8 +29,8 @@ struct ReduceTuning {
 // independent add chains and shorter float rounding chains.  Element i is lifted (reduce_ops.cuh)
 // at index base + i.
 template <class Acc, class Op, class In>
-__device__ Acc thread_reduce_range(const In *row, int64_t begin, int64_t end, int64_t first,
-                                   int64_t stride, Op op, int64_t base)
+__device__ Acc thread_reduce_vectors(const In *row, int64_t begin, int64_t end, int64_t first,
+                                     int64_t stride, Op op, int64_t base)
 {
     using Vec = Vec16<In>;
     constexpr int width = Vec::size;
@@ -72,6 +72,20 @@ __device__ Acc thread_reduce_range(const In *row, int64_t begin, int64_t end, in
     return acc[0];
 }
 
+// thread_reduce_vectors, or for partial results wider than a vector (var/std's) one at a time.
+template <class Acc, class Op, class In>
+__device__ Acc thread_reduce_range(const In *row, int64_t begin, int64_t end, int64_t first,
+                                   int64_t stride, Op op, int64_t base)
+{
+    if constexpr (sizeof(In) > 16) {
+        Acc acc = Op::template identity<Acc>();
+        for (int64_t i = begin + first; i < end; i += stride) acc = op(acc, lift<Acc>(op, row[i], base + i));
+        return acc;
+    } else {
+        return thread_reduce_vectors<Acc>(row, begin, end, first, stride, op, base);
+    }
+}
+
 // Long rows (inner == 1): gridDim.x blocks share each row, their threads interleaved over its
 // vectors (the whole grid sweeps the row front to back together, which the DRAM serves better
 // than one contiguous chunk per block: 1.05x against 1.035x memcpy at 2^28 float32); gridDim.y
@@ -80,11 +94,10 @@ __device__ Acc thread_reduce_range(const In *row, int64_t begin, int64_t end, in
 // lifted at index base + k (argmin/argmax: a streamed tile's first row along n).
 template <class Op, class In, class Acc, class Out>
 __global__ void __launch_bounds__(ReduceTuning::threads)
-reduce_rows_kernel(const In *in, Out *out, int64_t rows, int64_t n, int64_t base)
+reduce_rows_kernel(const In *in, Out *out, int64_t rows, int64_t n, int64_t base, Op op)
 {
     constexpr int threads = ReduceTuning::threads;
     __shared__ Acc scratch[threads / warp_threads];
-    const Op op;
     const int64_t first = static_cast<int64_t>(blockIdx.x) * threads + threadIdx.x;
     const int64_t stride = static_cast<int64_t>(gridDim.x) * threads;
     for (int64_t row = blockIdx.y; row < rows; row += gridDim.y) {
@@ -98,12 +111,11 @@ reduce_rows_kernel(const In *in, Out *out, int64_t rows, int64_t n, int64_t base
 // rows are shorter than 32; loads are coalesced across the logical warp.
 template <class Op, class In, class Acc, class Out>
 __global__ void __launch_bounds__(ReduceTuning::threads)
-reduce_short_rows_kernel(const In *in, Out *out, int64_t rows, int64_t n, int width, int64_t base)
+reduce_short_rows_kernel(const In *in, Out *out, int64_t rows, int64_t n, int width, int64_t base, Op op)
 {
-    const Op op;
     const LogicalWarpRows assigned(width);
-    for (int64_t base = assigned.first; base < rows; base += assigned.stride) {
-        const int64_t row = base + assigned.group;
+    for (int64_t first_row = assigned.first; first_row < rows; first_row += assigned.stride) {
+        const int64_t row = first_row + assigned.group;
         Acc acc = Op::template identity<Acc>();
         if (row < rows)
             for (int64_t i = assigned.lane; i < n; i += width) acc = op(acc, lift<Acc>(op, in[row * n + i], base + i));
@@ -118,9 +130,8 @@ reduce_short_rows_kernel(const In *in, Out *out, int64_t rows, int64_t n, int wi
 template <class Op, class In, class Acc, class Out>
 __global__ void __launch_bounds__(ReduceTuning::threads)
 reduce_columns_kernel(const In *in, Out *out, int64_t outer, int64_t n, int64_t inner, int64_t chunk,
-                      int64_t base = 0)
+                      int64_t base = 0, Op op = {})
 {
-    const Op op;
     const int64_t columns = outer * inner;
     const int64_t chunks = gridDim.y;
     const int64_t begin = blockIdx.y * chunk;

@@ -4,7 +4,8 @@
 //   result<Out>(op, acc)     the accumulator as the result (default: converted);
 //   partials_of<Op>          the operator that combines Op's accumulators (a second launch, a
 //                            streamed call's running results): Op itself unless lifting does more
-//                            than convert.
+//                            than convert; partials_op_of(op) makes it from the call's operator.
+// Operators are values: most are empty, var/std's carries ddof (make_op builds one from the call).
 #pragma once
 
 #include "common.cuh"
@@ -45,10 +46,68 @@ template <class Best, bool Elements = true> struct ArgOp {
 // -0.0 is not): as uint32_t 0/1 words or uint64_t counts.
 template <class Combine> struct NonzeroOp : Combine {};
 
+// var (Root = false) and std (true): Moments of the elements, Chan, Golub and LeVeque's pairwise
+// combination of (count, mean, M2) above the elements.  An element goes in as a Sample, by shifted
+// sums (no division per element); the shift is the first element, so that the sums do not cancel
+// when the mean is far from 0.  Combined partials are re-based at their mean (s1 = 0).
+struct Moments {
+    double count, shift, s1, s2;  // s1, s2: sums of (x - shift) and (x - shift)^2
+};
+struct Sample {
+    double x;
+};
+
+template <bool Root> struct MomentsOp {
+    double ddof;
+
+    template <class A> static __device__ __forceinline__ A identity() { return A{0.0, 0.0, 0.0, 0.0}; }
+    __device__ __forceinline__ Moments operator()(Moments a, Sample b) const
+    {
+        const double shift = a.count == 0.0 ? b.x : a.shift;
+        const double d = b.x - shift;
+        return Moments{a.count + 1.0, shift, a.s1 + d, a.s2 + d * d};
+    }
+    __device__ __forceinline__ Moments operator()(Moments a, Moments b) const
+    {
+        if (a.count == 0.0) return b;
+        if (b.count == 0.0) return a;
+        const double count = a.count + b.count, b_share = b.count / count;
+        const double mean_a = a.shift + a.s1 / a.count, mean_b = b.shift + b.s1 / b.count;
+        const double delta = mean_b - mean_a;
+        return Moments{count, mean_a + delta * b_share, 0.0,
+                       m2(a) + m2(b) + delta * delta * (a.count * b_share)};
+    }
+    // The sum of squared deviations from the mean (never below 0 by rounding; a NaN stays).
+    static __device__ __forceinline__ double m2(Moments a)
+    {
+        const double m2 = a.count == 0.0 ? 0.0 : a.s2 - a.s1 * (a.s1 / a.count);
+        return m2 < 0.0 ? 0.0 : m2;
+    }
+};
+
+using VarOp = MomentsOp<false>;
+using StdOp = MomentsOp<true>;
+
+template <class T> inline constexpr bool is_moments = false;
+template <bool Root> inline constexpr bool is_moments<MomentsOp<Root>> = true;
+
 template <class Op> struct partials_op { using type = Op; };
 template <class Best> struct partials_op<ArgOp<Best, true>> { using type = ArgOp<Best, false>; };
 template <class Combine> struct partials_op<NonzeroOp<Combine>> { using type = Combine; };
 template <class Op> using partials_of = typename partials_op<Op>::type;
+
+// The call's operator (var/std: with its ddof), and the operator of its partial results: operators
+// with state (var/std) are their own partials' operator.
+template <class Op> __host__ __device__ Op make_op(const gp_reduce_args &args)
+{
+    if constexpr (is_moments<Op>) return Op{args.ddof};
+    else return (void)args, Op{};
+}
+template <class Op> __host__ __device__ partials_of<Op> partials_op_of(const Op &op)
+{
+    if constexpr (cuda::std::is_same_v<partials_of<Op>, Op>) return op;
+    else return (void)op, partials_of<Op>{};
+}
 
 template <class Acc, class Op, class In> __device__ __forceinline__ Acc lift(const Op &, In x, int64_t)
 {
@@ -68,11 +127,35 @@ __device__ __forceinline__ Acc lift(const NonzeroOp<Combine> &, In x, int64_t)
     else return x != In(0);
 }
 
-// The accumulator as the result: argmin/argmax's index (or the pair itself, as a partial result).
-template <class Out, class Op, class Acc> __device__ __forceinline__ Out result(const Op &, Acc acc)
+template <class Acc, bool Root, class In>
+__device__ __forceinline__ Sample lift(const MomentsOp<Root> &, In x, int64_t)
 {
-    if constexpr (is_arg<Acc> && !cuda::std::is_same_v<Out, Acc>) return acc.index;
-    else return convert<Out>(acc);
+    return Sample{convert<double>(x)};
+}
+
+template <class Acc, bool Root>
+__device__ __forceinline__ Moments lift(const MomentsOp<Root> &, Moments partial, int64_t)
+{
+    return partial;
+}
+
+// The accumulator as the result: argmin/argmax's index, var's M2 / (count - ddof) (NaN where that
+// is not positive) and std's square root of it (or the accumulator itself, as a partial result).
+template <class Out, class Op, class Acc> __device__ __forceinline__ Out result(const Op &op, Acc acc)
+{
+    if constexpr (cuda::std::is_same_v<Out, Acc>) {
+        return acc;
+    } else if constexpr (is_arg<Acc>) {
+        return acc.index;
+    } else if constexpr (is_moments<Op>) {
+        const double dof = acc.count - op.ddof;
+        const double var = dof > 0.0 ? Op::m2(acc) / dof : cuda::std::numeric_limits<double>::quiet_NaN();
+        // std: the square root of the variance rounded to Out, as NumPy's (a float16 variance may be inf)
+        if constexpr (cuda::std::is_same_v<Op, StdOp>) return convert<Out>(sqrt(convert<double>(convert<Out>(var))));
+        else return convert<Out>(var);
+    } else {
+        return convert<Out>(acc);
+    }
 }
 
 // The accumulator and result types of the reductions whose accumulator does not follow the

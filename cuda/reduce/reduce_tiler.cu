@@ -44,7 +44,10 @@ class ReduceTiler final : public SlabTiler {
         if (launch_reduce(device, tile, device_in, first ? pair : pair + row, err, to_partials)) return -1;
         if (first) return 0;
         // Combine the pair into the running results; the last tile's are the results.
-        const gp_reduce_args combine{args_.op, args_.in_dtype, args_.out_dtype, 1, 2, box.i_count};
+        gp_reduce_args combine = args_;
+        combine.outer = 1;
+        combine.n = 2;
+        combine.inner = box.i_count;
         ReduceForm of_partials;
         of_partials.partials_in = true;
         of_partials.partials_out = !last;
