@@ -18,7 +18,7 @@ baseline) by what the CPU supports; ``GPUPRIMS_CPU_ISA=baseline`` (or ``avx2``),
 CPU call, forces a lower choice.
 """
 from ._reductions import max, mean, min, prod, sum
-from ._reductions import all, any, argmax, argmin, count_nonzero
+from ._reductions import all, any, argmax, argmin, count_nonzero, std, var
 from ._scans import cumsum, prefix_sum
 from ._plan import explain
 from ._transpose import transpose
@@ -75,8 +75,10 @@ __all__ = [
     "prefix_sum",
     "prod",
     "set_num_threads",
+    "std",
     "sum",
     "synchronize",
     "to_device",
     "transpose",
+    "var",
 ]

@@ -1,5 +1,5 @@
-"""The reductions: sum, prod, min, max, mean, argmin, argmax, any, all and count_nonzero with NumPy's
-argument and dtype semantics.
+"""The reductions: sum, prod, min, max, mean, var, std, argmin, argmax, any, all and count_nonzero
+with NumPy's argument and dtype semantics.
 
 Each call becomes one plan (``_plan.Plan``) for the core's reduce primitive: the input viewed as
 (outer, n, inner) (non-adjacent reduced axes are moved last first), the dtype the backend writes
@@ -18,9 +18,11 @@ from ._boundary import array_input, axis_index, like_input, on_host, reduced_axe
 from ._device_array import DeviceArray
 from ._plan import Plan
 
-_OPS = {"sum": 0, "prod": 1, "min": 2, "max": 3, "argmin": 4, "argmax": 5, "any": 6, "all": 7, "count_nonzero": 8}
+_OPS = {"sum": 0, "prod": 1, "min": 2, "max": 3, "argmin": 4, "argmax": 5, "any": 6, "all": 7, "count_nonzero": 8,
+        "var": 9, "std": 10}
 _NUMPY = {"sum": np.sum, "prod": np.prod, "min": np.min, "max": np.max, "mean": np.mean, "cumsum": np.cumsum,
-          "argmin": np.argmin, "argmax": np.argmax, "any": np.any, "all": np.all, "count_nonzero": np.count_nonzero}
+          "argmin": np.argmin, "argmax": np.argmax, "any": np.any, "all": np.all, "count_nonzero": np.count_nonzero,
+          "var": np.var, "std": np.std}
 # The reductions whose result dtype is their own, whatever the input's.
 _FIXED_RESULT = {"argmin": np.dtype(np.intp), "argmax": np.dtype(np.intp), "any": np.dtype(bool),
                  "all": np.dtype(bool), "count_nonzero": np.dtype(np.intp)}
@@ -69,6 +71,9 @@ class _Reduction:
         elif op in _FIXED_RESULT:
             result_dtype = self.backend_dtype = _FIXED_RESULT[op]
             self.cast = None
+        elif op in ("var", "std"):  # computed in double by the backend, written in the result dtype
+            result_dtype = self.backend_dtype = _numpy_result_dtype(op, in_dtype, dtype)
+            self.cast = None
         else:
             result_dtype = _numpy_result_dtype(op, in_dtype, dtype)
             if result_dtype.kind == "b":  # NumPy's add/multiply on bool are logical or/and
@@ -94,10 +99,11 @@ class _Reduction:
         # arithmetic (its result's shape is all ones).
         self.whole = len(axes) == ndim and self.cast is None and self.moved is None
 
-    def plan(self, array, index):
-        """The plan for `array` (at least one element) on backend device `index`."""
+    def plan(self, array, index, ddof=0.0):
+        """The plan for `array` (at least one element) on backend device `index` (var and std: with
+        `ddof`)."""
         if self.whole and type(array) is np.ndarray:
-            return Plan(_core.reduce, array, (self.op_code, self.backend_dtype.num, 1, array.size, 1),
+            return Plan(_core.reduce, array, (self.op_code, self.backend_dtype.num, 1, array.size, 1, ddof),
                         (1,) * len(self.out_axes), self.backend_dtype, index, self.finish)
         shape = array.shape
         if self.cast is not None:
@@ -110,7 +116,7 @@ class _Reduction:
         view = array.shape
         outer, n, inner = math.prod(view[:first]), math.prod(view[first:last]), math.prod(view[last:])
         out_shape = tuple(1 if axis is None else shape[axis] for axis in self.out_axes)
-        return Plan(_core.reduce, array, (self.op_code, self.backend_dtype.num, outer, n, inner), out_shape,
+        return Plan(_core.reduce, array, (self.op_code, self.backend_dtype.num, outer, n, inner, ddof), out_shape,
                     self.backend_dtype, index, self.finish)
 
 
@@ -321,6 +327,78 @@ def mean(a, axis=None, dtype=None, keepdims=False, *, device=None):
     plan.finish = divide if sum_finish is None else (lambda output: divide(sum_finish(output)))
     return plan.run()
 
+
+def _moments(op, a, axis, dtype, ddof, keepdims, device):
+    """The plan of gpuprims.var/std.  NumPy answers what the backend does not compute: empty
+    selections, ddof at or above the count (inf or NaN with its warnings) and integer dtype=."""
+    array, index = array_input(a, op, device)
+    if array.ndim == 0 and axis is not None and not isinstance(axis, tuple):
+        axis_index(axis, 0)  # NumPy's AxisError for axis 0 of a 0-d array, as numpy.mean
+    axes = reduced_axes(axis, array.ndim)
+    count = math.prod(array.shape[axis] for axis in axes)
+    result_dtype = _numpy_result_dtype(op, array.dtype, _dtype_argument(op, dtype))
+    if array.size == 0 or not count - ddof > 0 or result_dtype.kind != "f":
+        def by_numpy():
+            host = array.get() if isinstance(array, DeviceArray) and array.size else on_host(array)
+            return like_input(_NUMPY[op](host, axis=axes, dtype=dtype, ddof=ddof, keepdims=keepdims), array)
+        return Plan.by_numpy(by_numpy)
+    return _reduction(op, array.dtype, array.ndim, axes, dtype, keepdims).plan(array, index, float(ddof))
+
+
+def var(a, axis=None, dtype=None, ddof=0, keepdims=False, *, device=None):
+    """Variance over the given axes, as :func:`numpy.var`: the mean of the squared deviations
+    from the mean, ``sum((x - x.mean())**2) / (N - ddof)``.
+
+    One pass over the data: each piece (a GPU thread's elements, a CPU piece of 16384) is reduced
+    to sums of deviations from its first element, and the pieces' (count, mean, M2) are combined by
+    Chan, Golub and LeVeque's pairwise formula, in double for every input dtype.  The result is as
+    accurate as NumPy's two passes or more (a float32 array with a large mean and a small spread
+    included).
+
+    Parameters
+    ----------
+    a : array_like
+        Input data: bool, signed or unsigned integers, float16, float32 or float64 (complex is not
+        supported: TypeError).
+    axis : None or int or tuple of ints, optional
+        Axes to compute the variance over; None means all.
+    dtype : dtype, optional
+        The result dtype.  By default float64 for integer and bool inputs, else the input's float
+        dtype (float16 stays float16).  An integer dtype is NumPy's own computation.
+    ddof : int or float, optional
+        Delta degrees of freedom: the divisor is ``N - ddof``.  Where it is not positive the result
+        is NumPy's (inf, or NaN for a constant slice) with its RuntimeWarning ``Degrees of freedom
+        <= 0 for slice``.
+    keepdims : bool, optional
+        Keep the reduced axes as dimensions of size one.
+    device : {None, "cpu", "cuda", "cuda:N"}, optional
+        Where to compute, as in :func:`gpuprims.sum`.
+
+    Returns
+    -------
+    numpy.generic or numpy.ndarray or DeviceArray
+        A NumPy scalar for a full reduction of host data, else an array; a DeviceArray for
+        device-resident input.  An empty selection gives NaN with NumPy's RuntimeWarning.
+
+    Raises
+    ------
+    TypeError
+        For unsupported input or dtype= dtypes (complex, strings, objects, datetimes).
+    numpy.exceptions.AxisError
+        For an axis out of range.
+    """
+    return _moments("var", a, axis, dtype, ddof, keepdims, device).run()
+
+
+def std(a, axis=None, dtype=None, ddof=0, keepdims=False, *, device=None):
+    """Standard deviation over the given axes, as :func:`numpy.std`: the square root of
+    :func:`gpuprims.var`, with the same parameters, algorithm and rules.
+
+    Returns
+    -------
+    numpy.generic or numpy.ndarray or DeviceArray
+    """
+    return _moments("std", a, axis, dtype, ddof, keepdims, device).run()
 
 
 def argmin(a, axis=None, *, keepdims=False, device=None):

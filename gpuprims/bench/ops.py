@@ -388,6 +388,8 @@ OPS: dict[str, Op] = {op.name: op for op in (
     _reduction("any"),
     _reduction("all"),
     _reduction("count_nonzero"),
+    _reduction("var", torch=torch_call("var", correction=0)),  # NumPy's ddof=0; PyTorch's default is 1
+    _reduction("std", torch=torch_call("std", correction=0)),
     Op("prefix_sum", "scan", vector, scanned_bytes, gpuprims.prefix_sum,
        numpy=array_call("cumsum"), cupy=array_call("cumsum"), torch=torch_call("cumsum", dim=0),
        pinned_rows=True),
