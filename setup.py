@@ -10,12 +10,20 @@ Environment:
   GPUPRIMS_DISABLE_CUDA set to 1 for a CPU-only build.
   GPUPRIMS_NVCC_FLAGS   extra nvcc flags.
   CUDA_HOME / CUDA_PATH where the CUDA toolkit lives (else nvcc is looked up on PATH).
+
+Every setting that changes the binary (the list above, nvcc's version, the compilers and their
+flags, NumPy's headers) is part of the build's key: nvcc's objects are cached per key, and a key
+other than the last build's rebuilds and relinks the extension, so a build always matches its
+settings.
 """
+import hashlib
+import json
 import os
 import shlex
 import shutil
 import subprocess
 import sys
+import sysconfig
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -28,15 +36,48 @@ DEFAULT_ARCHS = "75;80;90;100;120+PTX"
 
 
 def find_cuda_home():
-    """The CUDA toolkit folder, or None when nvcc is not available or CUDA is disabled."""
+    """(the CUDA toolkit folder, None) or (None, why the build is CPU-only)."""
     if os.environ.get("GPUPRIMS_DISABLE_CUDA", "0") not in ("", "0"):
-        return None
+        return None, "GPUPRIMS_DISABLE_CUDA is set"
     for variable in ("CUDA_HOME", "CUDA_PATH"):
         home = os.environ.get(variable)
         if home and (Path(home) / "bin" / "nvcc").exists():
-            return Path(home)
+            return Path(home), None
     nvcc = shutil.which("nvcc")
-    return Path(nvcc).resolve().parent.parent if nvcc else None
+    if nvcc is None:
+        return None, "nvcc not found (looked in CUDA_HOME, CUDA_PATH, PATH)"
+    return toolkit_of(nvcc), None
+
+
+def toolkit_of(nvcc):
+    """The toolkit an nvcc on PATH belongs to.  The nvcc found may be a symbolic link or a wrapper
+    script outside the toolkit, so nvcc is asked where it runs from (its dry run's _HERE_)."""
+    try:
+        dry_run = subprocess.run([nvcc, "-v", "--dryrun", "-E", "-x", "cu", os.devnull],
+                                 capture_output=True, text=True, timeout=60).stderr
+    except (OSError, subprocess.SubprocessError):
+        dry_run = ""
+    for line in dry_run.splitlines():
+        if line.startswith("#$ _HERE_="):
+            return Path(line.split("=", 1)[1].strip()).resolve().parent
+    return Path(nvcc).resolve().parent.parent
+
+
+def nvcc_version(nvcc):
+    """nvcc --version's text: part of the build's key."""
+    return subprocess.run([nvcc, "--version"], capture_output=True, text=True, check=True).stdout.strip()
+
+
+def announce_cpu_only(reason):
+    """Says that the build is CPU-only where the user sees it: pip shows a build's output only with
+    -v, so the message also goes to the terminal when there is one."""
+    message = f"gpuprims: CPU-only build: {reason}\n"
+    sys.stderr.write(message)
+    try:
+        with open("/dev/tty", "w") as terminal:
+            terminal.write("WARNING: " + message)
+    except OSError:  # no terminal (CI, a batch job): stderr is the log
+        pass
 
 
 def gencode_flags(spec):
@@ -61,29 +102,64 @@ def gencode_flags(spec):
     return flags
 
 
+def nvcc_flags(ext):
+    """nvcc's command line for the extension's .cu files, less the file names."""
+    return (["-O3", "-std=c++17", "-Xcompiler", "-fPIC,-fvisibility=hidden,-Wall,-Wextra",
+             "-Xfatbin=-compress-all", "--threads", "0"]
+            + [f"-I{d}" for d in ext.include_dirs]
+            + gencode_flags(ARCHS)
+            + shlex.split(os.environ.get("GPUPRIMS_NVCC_FLAGS", "")))
+
+
+def build_key(ext):
+    """Everything besides the sources that the extension's binary depends on."""
+    key = {"cuda_home": str(CUDA_HOME) if CUDA_HOME else None, "numpy": numpy.__version__,
+           "macros": ext.define_macros, "c_flags": ext.extra_compile_args, "link": ext.extra_link_args,
+           "libraries": ext.libraries, "library_dirs": ext.library_dirs,
+           "compilers": sysconfig.get_config_vars("CC", "CXX", "CFLAGS", "LDSHARED"),
+           "environment": {name: os.environ.get(name) for name in ("CC", "CXX", "CFLAGS", "CPPFLAGS", "LDFLAGS")}}
+    if CUDA_HOME is not None:
+        key["nvcc"] = nvcc_version(CUDA_HOME / "bin" / "nvcc")
+        key["nvcc_flags"] = nvcc_flags(ext)
+    return key
+
+
+def record_key(stamp, key):
+    """Writes the build's key to `stamp` when it differs from the one there.  The stamp is one of
+    the extension's dependencies, so a changed key makes it newer than any extension built before
+    and setuptools rebuilds and relinks; an unchanged one keeps its time."""
+    text = json.dumps(key, sort_keys=True, indent=1, default=str)
+    if not stamp.exists() or stamp.read_text() != text:
+        stamp.parent.mkdir(parents=True, exist_ok=True)
+        stamp.write_text(text)
+
+
 class BuildExtWithNvcc(build_ext):
     """Compiles the extension's .cu sources with nvcc, then lets setuptools do the rest."""
 
     def build_extension(self, ext):
         cuda_sources = [s for s in ext.sources if s.endswith(".cu")]
         ext.sources = [s for s in ext.sources if not s.endswith(".cu")]
+        key = build_key(ext)
+        stamp = Path(self.build_temp) / "gpuprims-build-key.json"
+        record_key(stamp, key)
+        ext.depends = list(ext.depends or []) + [str(stamp)]
         if cuda_sources:
-            objects = self.compile_cuda(cuda_sources, ext)
+            objects = self.compile_cuda(cuda_sources, key)
             ext.extra_objects = objects + list(ext.extra_objects or [])
-            ext.depends = list(ext.depends or []) + objects  # a rebuilt object relinks the extension
+            ext.depends += objects  # a rebuilt object relinks the extension
         super().build_extension(ext)
 
-    def compile_cuda(self, sources, ext):
+    def compile_cuda(self, sources, key):
+        """nvcc's objects, in a folder of their own for each build key (switching settings back
+        reuses them); within it an object is rebuilt when its source or a header is newer."""
         nvcc = str(CUDA_HOME / "bin" / "nvcc")
-        out_dir = Path(self.build_temp) / "cuda"
+        flags = key["nvcc_flags"]
+        digest = hashlib.sha256(json.dumps([key["nvcc"], flags, key["cuda_home"]]).encode()).hexdigest()[:16]
+        out_dir = Path(self.build_temp) / f"cuda-{digest}"
         out_dir.mkdir(parents=True, exist_ok=True)
         headers = [p for d in ("cuda", "csrc") for p in (ROOT / d).rglob("*.*h")]
         newest_header = max((p.stat().st_mtime for p in headers), default=0)
-        flags = (["-O3", "-std=c++17", "-Xcompiler", "-fPIC,-fvisibility=hidden,-Wall,-Wextra",
-                  "-Xfatbin=-compress-all", "--threads", "0"]
-                 + [f"-I{d}" for d in ext.include_dirs]
-                 + gencode_flags(ARCHS)
-                 + shlex.split(os.environ.get("GPUPRIMS_NVCC_FLAGS", "")))
 
         def compile_one(source):
             obj = out_dir / Path(source).with_suffix(".o")  # cuda/reduce/reduce.cu -> .../cuda/reduce/reduce.o
@@ -101,45 +177,45 @@ class BuildExtWithNvcc(build_ext):
             return list(pool.map(compile_one, sources))
 
 
-CUDA_HOME = find_cuda_home()
+CUDA_HOME, CPU_ONLY_REASON = find_cuda_home()
 ARCHS = os.environ.get("GPUPRIMS_CUDA_ARCHS", DEFAULT_ARCHS)
 
-sources = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "csrc").rglob("*.c"))
-# A changed header rebuilds the C sources (csrc/cpu/simd_kernels.h is compiled by three of them).
-headers = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "csrc").rglob("*.h"))
-include_dirs = ["csrc", "cuda", numpy.get_include()]  # includes name their folder: "contract/gp_call.h"
-define_macros = []
-libraries = ["pthread"]  # the host thread pool (csrc/parallel)
-library_dirs = []
-extra_link_args = [f"-Wl,--version-script={ROOT / 'csrc' / 'glue' / 'exports.map'}"]
-if CUDA_HOME is not None:
-    sources += sorted(str(p.relative_to(ROOT)) for p in (ROOT / "cuda").rglob("*.cu"))
-    define_macros.append(("GPUPRIMS_CUDA_ARCHS", f'"{ARCHS}"'))
-    libraries += ["cudart_static", "rt", "dl"]
-    for candidate in ("lib64", "lib", "targets/x86_64-linux/lib", "targets/sbsa-linux/lib"):
-        if (CUDA_HOME / candidate / "libcudart_static.a").exists():
-            library_dirs.append(str(CUDA_HOME / candidate))
-            break
-    print(f"gpuprims: building with CUDA from {CUDA_HOME} for {ARCHS}", file=sys.stderr)
-else:
-    define_macros.append(("GPUPRIMS_NO_CUDA", "1"))
-    print("gpuprims: nvcc not found (or GPUPRIMS_DISABLE_CUDA set): building CPU-only",
-          file=sys.stderr)
 
-setup(
-    ext_modules=[
-        Extension(
-            "gpuprims._core",
-            sources=sources,
-            depends=headers,
-            include_dirs=include_dirs,
-            define_macros=define_macros,
-            libraries=libraries,
-            library_dirs=library_dirs,
-            extra_compile_args=["-std=c11", "-O2", "-Wall", "-Wextra"],
-            extra_link_args=extra_link_args,
-            language="c++",  # link with g++: the CUDA runtime needs libstdc++
-        )
-    ],
-    cmdclass={"build_ext": BuildExtWithNvcc},
-)
+def core_extension():
+    """gpuprims._core, with CUDA when CUDA_HOME is set."""
+    sources = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "csrc").rglob("*.c"))
+    # A changed header rebuilds the C sources (csrc/cpu/simd_kernels.h is compiled by three of them).
+    headers = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "csrc").rglob("*.h"))
+    define_macros = []
+    libraries = ["pthread"]  # the host thread pool (csrc/parallel)
+    library_dirs = []
+    if CUDA_HOME is not None:
+        sources += sorted(str(p.relative_to(ROOT)) for p in (ROOT / "cuda").rglob("*.cu"))
+        define_macros.append(("GPUPRIMS_CUDA_ARCHS", f'"{ARCHS}"'))
+        libraries += ["cudart_static", "rt", "dl"]
+        for candidate in ("lib64", "lib", "targets/x86_64-linux/lib", "targets/sbsa-linux/lib"):
+            if (CUDA_HOME / candidate / "libcudart_static.a").exists():
+                library_dirs.append(str(CUDA_HOME / candidate))
+                break
+    else:
+        define_macros.append(("GPUPRIMS_NO_CUDA", "1"))
+    return Extension(
+        "gpuprims._core",
+        sources=sources,
+        depends=headers,
+        include_dirs=["csrc", "cuda", numpy.get_include()],  # includes name their folder: "contract/gp_call.h"
+        define_macros=define_macros,
+        libraries=libraries,
+        library_dirs=library_dirs,
+        extra_compile_args=["-std=c11", "-O2", "-Wall", "-Wextra"],
+        extra_link_args=[f"-Wl,--version-script={ROOT / 'csrc' / 'glue' / 'exports.map'}"],
+        language="c++",  # link with g++: the CUDA runtime needs libstdc++
+    )
+
+
+if __name__ == "__main__":  # setuptools runs this file as __main__; tests import its functions
+    if CUDA_HOME is not None:
+        print(f"gpuprims: building with CUDA from {CUDA_HOME} for {ARCHS}", file=sys.stderr)
+    else:
+        announce_cpu_only(CPU_ONLY_REASON)
+    setup(ext_modules=[core_extension()], cmdclass={"build_ext": BuildExtWithNvcc})

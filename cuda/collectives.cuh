@@ -143,8 +143,8 @@ template <int Items> struct WarpTile {
         __syncwarp();
     }
 
-    // Calls f(i, x) for the lane's items i = 0..Items-1 in order, x its element as Acc, or the
-    // identity past `valid`.
+    // Calls f(i, x) for the lane's items i = 0..Items-1 in order, x its element as an operand of Op
+    // (operand), or the identity past `valid`.
     template <class Op, class Acc, class T, class F>
     static __device__ __forceinline__ void visit(const T *buffer, int64_t valid, F &&f)
     {
@@ -158,7 +158,7 @@ template <int Items> struct WarpTile {
 #pragma unroll
             for (int j = 0; j < Vec::size; ++j) {
                 const int i = c * Vec::size + j;
-                f(i, lane * Items + i < valid ? convert<Acc>(packed.v[j]) : Op::template identity<Acc>());
+                f(i, lane * Items + i < valid ? operand<Acc, Op>(packed.v[j]) : Op::template identity<Acc>());
             }
         }
     }

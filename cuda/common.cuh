@@ -161,6 +161,24 @@ struct MaxOp {
     }
 };
 
+// An operator that reads NaN elements as its identity (nancumsum reads them as 0, nancumprod as 1):
+// Op itself for combining partials, which stay NaN where the data's own arithmetic made one.
+template <class Op> struct IgnoreNan : Op {};
+template <class Op> inline constexpr bool ignores_nan = false;
+template <class Op> inline constexpr bool ignores_nan<IgnoreNan<Op>> = true;
+// The operator that combines Op's partials: Op without IgnoreNan.
+template <class Op> struct plain_operator { using type = Op; };
+template <class Op> struct plain_operator<IgnoreNan<Op>> { using type = Op; };
+
+// An element of the data as an operand of Op in the accumulator type: converted, and for an
+// IgnoreNan operator a NaN replaced by the identity.
+template <class Acc, class Op, class T> __device__ __forceinline__ Acc operand(T x)
+{
+    const Acc value = convert<Acc>(x);
+    if constexpr (ignores_nan<Op>) return is_nan(value) ? Op::template identity<Acc>() : value;
+    else return value;
+}
+
 // 16-byte vector of T for wide loads.
 template <class T> struct alignas(16) Vec16 {
     static constexpr int size = 16 / sizeof(T);
@@ -202,6 +220,21 @@ struct LaunchLimits {
     static constexpr int64_t max_grid_y = 65535;    // blocks along y
     // Dynamic shared memory a kernel gets without opting in (cudaFuncAttributeMaxDynamicSharedMemorySize).
     static constexpr size_t default_dynamic_shared_bytes = 48 * 1024;
+    // Threads an SM holds on the architecture being compiled: 1024 on Turing, 1536 on sm_86,
+    // sm_89 and sm_12x, 2048 elsewhere (the host pass has no __CUDA_ARCH__ and no use for it).
+#if !defined(__CUDA_ARCH__) || (__CUDA_ARCH__ != 750 && __CUDA_ARCH__ != 860 && __CUDA_ARCH__ != 890 && __CUDA_ARCH__ < 1200)
+    static constexpr int max_threads_per_sm = 2048;
+#elif __CUDA_ARCH__ == 750
+    static constexpr int max_threads_per_sm = 1024;
+#else
+    static constexpr int max_threads_per_sm = 1536;
+#endif
+    // __launch_bounds__'s minimum blocks per SM: `wanted`, as far as the SM holds them (ptxas
+    // ignores a larger minimum, with a warning, and caps no registers at all).
+    static constexpr int min_blocks(int threads, int wanted)
+    {
+        return wanted * threads <= max_threads_per_sm ? wanted : max_threads_per_sm / threads;
+    }
 };
 
 __host__ __device__ constexpr int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }

@@ -34,15 +34,34 @@ def synthetic_recording(rng, sensors, samples):
     return offsets + np.sin(t + phases) + noise + spikes
 
 
+def positive_int(text):
+    """An argparse type: an integer of at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--device", default=None,
                         help='"cpu", "cuda" or "cuda:N" (default: GPU when usable, else CPU)')
-    parser.add_argument("--sensors", type=int, default=64, help="number of sensors (rows)")
-    parser.add_argument("--samples", type=int, default=10_000, help="samples per sensor")
-    parser.add_argument("--window", type=int, default=50, help="moving-average window")
+    parser.add_argument("--sensors", type=positive_int, default=64, help="number of sensors (rows)")
+    parser.add_argument("--samples", type=positive_int, default=10_000, help="samples per sensor")
+    parser.add_argument("--window", type=positive_int, default=50,
+                        help="moving-average window, in samples (at most --samples)")
     parser.add_argument("--seed", type=int, default=0, help="random seed")
     args = parser.parse_args(argv)
+    if args.window > args.samples:
+        parser.error(f"--window {args.window} is longer than the recording (--samples {args.samples})")
+    if args.device is not None:
+        try:
+            gpuprims.sum(np.zeros(1), device=args.device)
+        except (TypeError, ValueError) as error:  # DeviceUnavailableError is a ValueError
+            parser.error(f"--device {args.device}: {error}")
     device = args.device
 
     print(f"gpuprims device: {device or 'default'} (CUDA available: {gpuprims.cuda_available()})")
@@ -64,7 +83,9 @@ def main(argv=None):
     error = np.abs(totals - np.cumsum(readings, axis=1, dtype=np.float64))
     assert np.all(error <= 1e-4 * np.abs(readings).sum(axis=1, keepdims=True))
     w = args.window
-    moving = (totals[:, w:] - totals[:, :-w]) / np.float32(w)
+    # The mean of samples i .. i+w-1 for each i: a difference of totals, with a 0 before the first.
+    totals_from_zero = np.pad(totals, ((0, 0), (1, 0)))
+    moving = (totals_from_zero[:, w:] - totals_from_zero[:, :-w]) / np.float32(w)
     print(f"moving average (window {w}) of sensor 0, first values: {np.round(moving[0, :4], 3)}")
 
     # 3. Min-max normalisation; keepdims keeps the (sensors, 1) shape for broadcasting.

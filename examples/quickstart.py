@@ -1,12 +1,16 @@
-"""gpuprims quick start.
+"""gpuprims quick start: reductions, scans, axes and devices, each next to NumPy.
 
 Runs as written with or without a GPU: without one (or with a CPU-only build)
 every call uses the C CPU backend.  Run with ``python examples/quickstart.py``.
 """
 
+import argparse
+
 import numpy as np
 
 import gpuprims
+
+argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args()  # --help; no options
 
 print("build info:    ", gpuprims.build_info())
 print("CUDA available:", gpuprims.cuda_available())

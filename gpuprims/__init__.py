@@ -1,4 +1,4 @@
-"""gpuprims: NumPy-exact GPU primitives with our own CUDA kernels and a C CPU fallback.
+"""gpuprims: GPU primitives with NumPy's semantics, with our own CUDA kernels and a C CPU fallback.
 
 Swap ``np.`` for ``gpuprims.``::
 
@@ -17,9 +17,24 @@ results that do not depend on the count.  It picks its vector loops (AVX-512, AV
 baseline) by what the CPU supports; ``GPUPRIMS_CPU_ISA=baseline`` (or ``avx2``), read at the first
 CPU call, forces a lower choice.
 """
+try:
+    from . import _core
+except ImportError as _error:  # say why: the bare error is a "circular import" of _core
+    import pathlib as _pathlib
+
+    _package = _pathlib.Path(__file__).parent
+    if not any(_package.glob("_core.*")):
+        raise ImportError(
+            f"gpuprims' compiled core is missing from {_package}: this is the source tree, not an "
+            "installed gpuprims. Install it (pip install . , or pip install -e . to work on it), and "
+            "run Python outside the checkout's root folder, or build it in place with "
+            "python setup.py build_ext --inplace") from _error
+    raise
+
 from ._reductions import max, mean, min, prod, sum
 from ._reductions import all, any, argmax, argmin, count_nonzero, std, var
-from ._scans import cumsum, prefix_sum
+from ._scans import (cummax, cummin, cumprod, cumsum, cumulative_prod, cumulative_sum, nancumprod, nancumsum,
+                     prefix_sum)
 from ._plan import explain
 from ._transpose import transpose
 from ._convolve import convolve, convolve2d, correlate, correlate2d
@@ -27,7 +42,6 @@ from ._device import DeviceUnavailableError, cuda_available, device_info
 from ._device_array import DeviceArray, empty_cache, memory_info, synchronize, to_device
 from ._pinned import empty_pinned, is_pinned, pinned_copy, pinned_like
 from ._threads import get_num_threads, set_num_threads
-from . import _core
 
 __version__ = "0.1.0"
 
@@ -59,7 +73,12 @@ __all__ = [
     "correlate",
     "correlate2d",
     "cuda_available",
+    "cummax",
+    "cummin",
+    "cumprod",
     "cumsum",
+    "cumulative_prod",
+    "cumulative_sum",
     "device_info",
     "empty_cache",
     "empty_pinned",
@@ -72,6 +91,8 @@ __all__ = [
     "min",
     "pinned_copy",
     "pinned_like",
+    "nancumprod",
+    "nancumsum",
     "prefix_sum",
     "prod",
     "set_num_threads",

@@ -1,8 +1,13 @@
 """The boundary between the public functions and the compiled core: what gpuprims accepts and
 where a call runs.
 
-- **Inputs**: host data becomes a NumPy array; GPU data (a DeviceArray, or another library's array
-  with ``__cuda_array_interface__`` or ``__dlpack__``) a DeviceArray view, without a copy.
+- **Inputs**: host data becomes a plain NumPy array, as ``numpy.asarray`` makes it: subclasses
+  and array-likes (``numpy.matrix``, a pandas Series) are computed with ndarray semantics, and
+  masked arrays raise TypeError (their mask would be ignored); GPU data (a DeviceArray, or another
+  library's array with ``__cuda_array_interface__`` or ``__dlpack__``) becomes a DeviceArray view,
+  without a copy.
+- **Flags**: ``keepdims`` as NumPy reads it (an integer, not a string or None); gpuprims' own
+  flags (``exclusive``) a bool.
 - **Supported dtypes**: the core's dtype table (``_core.DTYPES``), whatever the byte order.
 - **Axes**: NumPy's axis forms and errors.
 - **Placement**: the backend device index of a call: the GPU of its device-resident inputs, or
@@ -33,9 +38,21 @@ def supported(dtype):
     return dtype in _NATIVE or (dtype.kind, dtype.itemsize) in _KIND_SIZES
 
 
+def as_ndarray(a, name):
+    """`a` as a plain NumPy array (``numpy.asarray``); a masked array is a TypeError, since its mask
+    would be dropped."""
+    if type(a) is np.ndarray:
+        return a
+    if isinstance(a, np.ma.MaskedArray):
+        raise TypeError(f"gpuprims.{name} does not take masked arrays: its mask would be ignored. "
+                        "Pass a.filled(value) to compute with a fill value, or a.compressed() for "
+                        "the unmasked elements (1-D)")
+    return np.asarray(a)
+
+
 def host_array(a, name):
     """`a` as a NumPy array of a supported dtype (TypeError otherwise)."""
-    array = a if type(a) is np.ndarray else np.asarray(a)
+    array = as_ndarray(a, name)
     if not supported(array.dtype):
         raise TypeError(f"gpuprims.{name} does not support dtype {array.dtype} (supported: {SUPPORTED_NAMES})")
     return array
@@ -79,6 +96,19 @@ def like_input(result, array):
     """A result computed on the host, moved to the input's device when the input is there."""
     from ._device_array import to_device
     return to_device(result, array.device) if isinstance(array, DeviceArray) else result
+
+
+def keepdims_flag(keepdims):
+    """keepdims as NumPy reads it: any integer (bool included), as a bool; a string, None or a
+    float is a TypeError."""
+    return bool(operator.index(keepdims))
+
+
+def bool_flag(value, name):
+    """One of gpuprims' own flags (``exclusive``): a bool or numpy.bool_ only."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be a bool, not {type(value).__name__}")
+    return bool(value)
 
 
 def axis_integer(axis):

@@ -16,24 +16,24 @@ import operator
 import numpy as np
 
 from . import _core
-from ._boundary import SUPPORTED_NAMES, placement, supported
+from ._boundary import SUPPORTED_NAMES, as_ndarray, placement, supported
 from ._device_array import DeviceArray, device_view, to_device
 from ._plan import Plan
 
-_FILL, _WRAP, _SYMM = 0, 1, 2  # gp_boundary in csrc/contract/gp_call.h
+FILL, WRAP, SYMM = 0, 1, 2  # gp_boundary in csrc/contract/gp_call.h
 
 _NUMPY_MODES = {"valid": 0, "same": 1, "full": 2}
-_SCIPY_MODES = {"valid": 0, "same": 1, "full": 2}
+SCIPY_MODES = {"valid": 0, "same": 1, "full": 2}
 # scipy.signal._signaltools._boundarydict; 'reflect' is listed there but refused later.
-_SCIPY_BOUNDARIES = {"fill": _FILL, "pad": _FILL, "wrap": _WRAP, "circular": _WRAP, "symm": _SYMM,
-                     "symmetric": _SYMM, "reflect": None}
+SCIPY_BOUNDARIES = {"fill": FILL, "pad": FILL, "wrap": WRAP, "circular": WRAP, "symm": SYMM,
+                     "symmetric": SYMM, "reflect": None}
 
 
 def _unsupported(dtype, function):
     return TypeError(f"gpuprims.{function} does not support dtype {dtype} (supported: {SUPPORTED_NAMES})")
 
 
-def _correlation(image, mask, out_rows, out_cols, offsets, dtype, shape, index, resident, boundary=_FILL,
+def _correlation(image, mask, out_rows, out_cols, offsets, dtype, shape, index, resident, boundary=FILL,
                  fill=None, reverse=False, overlaps_only=False):
     """The plan of one backend correlation: out[i, j] = sum of mask[p, q] * image(i + offsets[0] + p,
     j + offsets[1] + q), computed in `dtype` on backend device `index`, shaped as `shape` (reversed
@@ -74,9 +74,9 @@ def _sum_overlaps_only(result, signal, taps, offset):
             result[j] = np.dot(taps[first:last], signal[j + offset + first:j + offset + last])
 
 
-def _array(x):
+def _array(x, function):
     """A DeviceArray as it is, anything else as a NumPy array."""
-    return x if isinstance(x, DeviceArray) else np.asarray(x)
+    return x if isinstance(x, DeviceArray) else as_ndarray(x, function)
 
 
 def _host(array):
@@ -98,12 +98,11 @@ def _run(name, operands, device, *options):
 # numpy.convolve / numpy.correlate
 # ---------------------------------------------------------------------------------------------
 
-def _numpy_mode(mode):
-    """NumPy 2's mode argument: 'valid', 'same', 'full' or the integers 0, 1, 2."""
+def numpy_mode(mode):
+    """The mode argument as this NumPy reads it: 'valid', 'same', 'full' or the integers 0, 1, 2;
+    other strings as :func:`_inexact_numpy_mode` says."""
     if isinstance(mode, str):
-        if mode not in _NUMPY_MODES:
-            raise ValueError(f"mode must be one of 'valid', 'same', or 'full' (got {mode!r})")
-        return _NUMPY_MODES[mode]
+        return _NUMPY_MODES[mode] if mode in _NUMPY_MODES else _inexact_numpy_mode(mode)
     if isinstance(mode, (bool, np.bool_)):
         raise TypeError("convolve/correlate mode not understood")
     try:
@@ -115,9 +114,18 @@ def _numpy_mode(mode):
     return value
 
 
+def _inexact_numpy_mode(mode):
+    """A mode string other than 'valid', 'same' or 'full', read by NumPy itself: NumPy up to 2.2
+    takes abbreviations and other cases ('f', 'Same') with a DeprecationWarning, later ones raise
+    ValueError.  NumPy's own call on a 3-element signal and a 2-tap mask raises its error or warns
+    its warning, and the length of its result (2, 3 or 4) names the mode."""
+    length = np.convolve(np.zeros(3), np.zeros(2), mode=mode).size
+    return {2: 0, 3: 1, 4: 2}[length]
+
+
 def _numpy_operand(x, name, function, allow_scalar):
     """An operand as NumPy reads it: 1-D (numpy.convolve also takes a scalar as one element)."""
-    array = _array(x)
+    array = _array(x, function)
     if array.ndim == 0 and allow_scalar:
         array = array.reshape(1)
     if array.ndim != 1:
@@ -141,7 +149,7 @@ def _numpy_result_dtype(a, v, function):
     return dtype
 
 
-def _numpy_window(n, m, mode):
+def numpy_window(n, m, mode):
     """(output length, offset of the first window) of NumPy's correlation of n samples with m taps
     (_pyarray_correlate: 'same' starts m // 2 taps before the signal)."""
     if mode == 0:
@@ -156,10 +164,10 @@ def _plan_convolve(index, resident, a, v, mode="full"):
     a = _numpy_operand(a, "a", "convolve", True)
     v = _numpy_operand(v, "v", "convolve", True)
     dtype = _numpy_result_dtype(a, v, "convolve")
-    mode = _numpy_mode(mode)
+    mode = numpy_mode(mode)
     if v.size > a.size:
         a, v = v, a
-    length, offset = _numpy_window(a.size, v.size, mode)
+    length, offset = numpy_window(a.size, v.size, mode)
     return _correlation(a.reshape(1, -1), _host(v)[None, ::-1], 1, length, (0, offset), dtype, (length,), index,
                         resident, overlaps_only=True)
 
@@ -169,11 +177,11 @@ def _plan_correlate(index, resident, a, v, mode="valid"):
     a = _numpy_operand(a, "a", "correlate", False)
     v = _numpy_operand(v, "v", "correlate", False)
     dtype = _numpy_result_dtype(a, v, "correlate")
-    mode = _numpy_mode(mode)
+    mode = numpy_mode(mode)
     swapped = v.size > a.size
     if swapped:
         a, v = v, a
-    length, offset = _numpy_window(a.size, v.size, mode)
+    length, offset = numpy_window(a.size, v.size, mode)
     return _correlation(a.reshape(1, -1), _host(v)[None, :], 1, length, (0, offset), dtype, (length,), index,
                         resident, reverse=swapped, overlaps_only=True)
 
@@ -250,8 +258,8 @@ def correlate(a, v, mode="valid", *, device=None):
 # scipy.signal.convolve2d / scipy.signal.correlate2d
 # ---------------------------------------------------------------------------------------------
 
-def _inputs_swap_needed(mode, shape1, shape2):
-    """scipy.signal._signaltools._inputs_swap_needed: in 'valid' mode the larger input comes first."""
+def inputs_swap_needed(mode, shape1, shape2):
+    """scipy.signal._signaltools.inputs_swap_needed: in 'valid' mode the larger input comes first."""
     if mode != "valid":
         return False
     ok1 = all(i >= j for i, j in zip(shape1, shape2))
@@ -295,41 +303,40 @@ def _scipy_fill_value(fillvalue, dtype):
     return fill.reshape(())
 
 
+def scipy_window(n, m, mode, flip):
+    """(output length, offset of the first window) along one axis of SciPy's 2-D correlation of n
+    samples with m taps (mode 0 valid, 1 same, 2 full; `flip` for convolve2d)."""
+    if mode == 0:
+        return n - m + 1, 0
+    if mode == 1:  # (m - 1) >> 1 before the output for correlate2d, the rest for convolve2d
+        return n, -(m // 2) if flip else -((m - 1) // 2)
+    return n + m - 1, -(m - 1)
+
+
 def _plan_2d(function, flip, index, resident, in1, in2, mode="full", boundary="fill", fillvalue=0):
     """scipy.signal.convolve2d (flip) or correlate2d, as sigtools' pylab_convolve_2d computes them."""
-    in1, in2 = _array(in1), _array(in2)
+    in1, in2 = _array(in1, function), _array(in2, function)
     if not in1.ndim == in2.ndim == 2:
         raise ValueError(f"{function} inputs must both be 2-D arrays")
-    swapped = _inputs_swap_needed(mode, in1.shape, in2.shape)
+    swapped = inputs_swap_needed(mode, in1.shape, in2.shape)
     if swapped:
         in1, in2 = in2, in1
     try:
-        mode_value = _SCIPY_MODES[mode]
+        mode_value = SCIPY_MODES[mode]
     except KeyError:
         raise ValueError("Acceptable mode flags are 'valid', 'same', or 'full'.") from None
     try:
-        boundary_value = _SCIPY_BOUNDARIES[boundary]
+        boundary_value = SCIPY_BOUNDARIES[boundary]
     except KeyError:
         raise ValueError("Acceptable boundary flags are 'fill', 'circular' (or 'wrap'), and "
                          "'symmetric' (or 'symm').") from None
     if boundary_value is None:
         raise ValueError("Incorrect boundary value.")
     dtype = _scipy_result_dtype(in1, in2, function)
-    fill = _scipy_fill_value(fillvalue, dtype) if boundary_value == _FILL else None
+    fill = _scipy_fill_value(fillvalue, dtype) if boundary_value == FILL else None
     if in1.size == 0 or in2.size == 0:  # SciPy returns zeros of odd shapes or crashes here
         raise ValueError(f"gpuprims.{function}: inputs cannot be empty")
-    shape = []
-    offsets = []
-    for n, m in zip(in1.shape, in2.shape):
-        if mode_value == 0:
-            shape.append(n - m + 1)
-            offsets.append(0)
-        elif mode_value == 1:  # (m - 1) >> 1 before the output for correlate2d, the rest for convolve2d
-            shape.append(n)
-            offsets.append(-(m // 2) if flip else -((m - 1) // 2))
-        else:
-            shape.append(n + m - 1)
-            offsets.append(-(m - 1))
+    shape, offsets = zip(*(scipy_window(n, m, mode_value, flip) for n, m in zip(in1.shape, in2.shape)))
     mask = _host(in2)[::-1, ::-1] if flip else _host(in2)
     return _correlation(in1, mask, shape[0], shape[1], offsets, dtype, tuple(shape), index, resident,
                         boundary_value, fill, reverse=swapped and not flip)

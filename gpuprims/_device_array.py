@@ -254,7 +254,7 @@ def to_device(a, device=None):
     gpuprims.DeviceUnavailableError
         When no GPU is usable (or ``device="cpu"`` is asked for).
     TypeError
-        For unsupported dtypes.
+        For unsupported dtypes and masked arrays.
     """
     view = device_view(a)
     index = concrete_device(device if device is not None else (view.device if view is not None else None))
@@ -264,7 +264,8 @@ def to_device(a, device=None):
         if view.device_index != index:
             raise ValueError(f"the array lives on {view.device}, not cuda:{index}")
         return view
-    host = np.asarray(a)
+    from ._boundary import as_ndarray  # _boundary builds on this module
+    host = as_ndarray(a, "to_device")
     dtype = _checked_dtype(host.dtype)
     host = np.asarray(host, dtype=dtype, order="C")  # native byte order, C-contiguous, 0-d kept
     out = DeviceArray._empty(host.shape, dtype, index)

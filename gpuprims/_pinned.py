@@ -14,6 +14,7 @@ import operator
 import numpy as np
 
 from . import _core
+from ._boundary import as_ndarray
 from ._device import cuda_available
 
 
@@ -43,9 +44,15 @@ def empty_pinned(shape, dtype=float):
     MemoryError
         When the page-locked allocation fails.
     """
+    return _empty_pinned(shape, dtype, "empty_pinned")
+
+
+def _empty_pinned(shape, dtype, function):
+    """empty_pinned for gpuprims.<function>, whose name its errors give."""
     dtype = np.dtype(dtype)
     if dtype.hasobject:  # the buffer would hold raw bytes where NumPy expects object references
-        raise TypeError(f"empty_pinned: {dtype} holds Python objects, which pinned memory cannot")
+        raise TypeError(f"gpuprims.{function}: dtype {dtype} holds Python objects, which cannot be "
+                        "placed in pinned memory")
     shape = tuple(operator.index(size) for size in (shape if np.ndim(shape) else (shape,)))
     if any(size < 0 for size in shape):
         raise ValueError("negative dimensions are not allowed")
@@ -66,16 +73,27 @@ def pinned_like(a):
     Returns
     -------
     numpy.ndarray
+
+    Raises
+    ------
+    TypeError
+        For object dtypes and masked arrays.
     """
-    a = np.asarray(a)
-    return empty_pinned(a.shape, a.dtype)
+    a = as_ndarray(a, "pinned_like")
+    return _empty_pinned(a.shape, a.dtype, "pinned_like")
 
 
 def pinned_copy(a):
     """Copy ``a`` into a new pinned array of its shape and dtype (C order); see
-    :func:`pinned_like`."""
-    a = np.asarray(a)
-    out = pinned_like(a)
+    :func:`pinned_like`.
+
+    Raises
+    ------
+    TypeError
+        For object dtypes and masked arrays (copy ``a.filled(value)`` instead).
+    """
+    a = as_ndarray(a, "pinned_copy")
+    out = _empty_pinned(a.shape, a.dtype, "pinned_copy")
     np.copyto(out, a)
     return out
 
@@ -92,7 +110,7 @@ def is_pinned(a):
     -------
     bool
     """
-    a = np.asarray(a)
+    a = as_ndarray(a, "is_pinned")
     if a.size == 0 or not cuda_available():
         return False
     low, high = np.lib.array_utils.byte_bounds(a) if hasattr(np.lib, "array_utils") else np.byte_bounds(a)

@@ -73,26 +73,46 @@ class Plan:
         its warnings and errors), when it runs."""
         return cls(None, None, (), None, None, -1, lambda _: compute())
 
-    def run(self):
-        """The user's result."""
+    def run(self, out=None):
+        """The user's result; with `out` (checked by check_out), the result written into `out`,
+        which is returned: by the backend itself where `out` has its output's dtype and layout (a
+        pinned host `out` is then written by the copy engine), else cast into it."""
         if _dry_run.active:
             raise _Planned(self)
         source = self.source
+        if out is not None and self._writes_into(out):
+            if type(source) is np.ndarray:
+                self.entry(source, out, self.device, 0, *self.params)
+            else:
+                self._call(0, out)
+            return out
         if type(source) is np.ndarray:  # host data, the common case: one call of the core
             output = self.entry(source, self.out_shape, self.device, 0, *self.params)
         elif self.entry is None:
             output = None
         else:
             output = self._call(0)
-        return output if self.finish is None else self.finish(output)
+        result = output if self.finish is None else self.finish(output)
+        return result if out is None else cast_into(out, result)
 
-    def _call(self, repeats):
-        """The core's entry on the plan's source: the output (repeats 0), times (repeats > 0), or a
-        description (repeats < 0)."""
+    def _writes_into(self, out):
+        """Whether the backend's output can go straight into `out`: no finish step, and `out` of the
+        output's dtype (native), C-contiguous and writeable, where the source is."""
+        if self.entry is None or self.finish is not None or out.dtype != self.out_dtype:
+            return False
+        if isinstance(out, DeviceArray):
+            return isinstance(self.source, DeviceArray) and out.is_c_contiguous and not out.readonly
+        flags = out.flags
+        return type(self.source) is np.ndarray and flags.c_contiguous and flags.aligned and flags.writeable
+
+    def _call(self, repeats, out=None):
+        """The core's entry on the plan's source: the output (repeats 0; into the DeviceArray `out`
+        when given), times (repeats > 0), or a description (repeats < 0)."""
         source = self.source
         if not isinstance(source, DeviceArray):
             return self.entry(source, self.out_shape, self.device, repeats, *self.params)
-        out = DeviceArray._empty(self.out_shape, self.out_dtype, source.device_index) if repeats >= 0 else None
+        if out is None and repeats >= 0:
+            out = DeviceArray._empty(self.out_shape, self.out_dtype, source.device_index)
         result = self.entry(source._operand(), out.ptr if out is not None else 0, source.device_index, repeats,
                             *self.params)
         return out if repeats == 0 else result
@@ -114,6 +134,39 @@ class Plan:
     def tiles(self):
         """The tiles the streamed route would cut the call into (boxes of its view)."""
         return self._call(_TILES)
+
+
+def check_out(name, out, shape, source):
+    """A function's out= argument checked as NumPy does (TypeError for one that is not an array of
+    the source's kind or of a supported dtype, ValueError for another shape, or a device array on
+    another device or not C-contiguous): `out`, or None."""
+    if out is None:
+        return None
+    from ._boundary import supported
+    on_device = isinstance(source, DeviceArray)
+    kind = DeviceArray if on_device else np.ndarray
+    if not isinstance(out, kind):
+        raise TypeError(f"gpuprims.{name}: out must be a {kind.__module__.split('.')[0]}.{kind.__name__} "
+                        f"for {'device' if on_device else 'host'} data, not {type(out).__name__}")
+    if not supported(out.dtype):
+        raise TypeError(f"gpuprims.{name}: out has an unsupported dtype {out.dtype}")
+    if tuple(out.shape) != tuple(shape):
+        raise ValueError(f"gpuprims.{name}: out has shape {tuple(out.shape)}, the result {tuple(shape)}")
+    if on_device and (out.device_index != source.device_index or not out.is_c_contiguous or out.readonly):
+        raise ValueError(f"gpuprims.{name}: out must be a writeable C-contiguous array on {source.device}")
+    if not on_device and not out.flags.writeable:
+        raise ValueError(f"gpuprims.{name}: out is read-only")
+    return out
+
+
+def cast_into(out, result):
+    """`result` copied into `out` (checked by check_out) with NumPy's unsafe cast; `out`."""
+    if isinstance(out, DeviceArray):
+        from . import _core
+        _core.convert(result.contiguous()._operand(), out.ptr, out.device_index, 0, out.dtype.num, 0)
+    else:
+        np.copyto(out, result, casting="unsafe")
+    return out
 
 
 def planned(function, *args, **kwargs):

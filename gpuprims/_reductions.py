@@ -14,7 +14,7 @@ import math
 import numpy as np
 
 from . import _core
-from ._boundary import array_input, axis_index, like_input, on_host, reduced_axes, supported
+from ._boundary import array_input, axis_index, keepdims_flag, like_input, on_host, reduced_axes, supported
 from ._device_array import DeviceArray
 from ._plan import Plan
 
@@ -130,7 +130,7 @@ def _reduction(op, in_dtype, ndim, axis, dtype, keepdims):
     """The _Reduction of these arguments (NumPy's errors for bad ones)."""
     if plain_axes(axis):
         try:
-            return _cached_reduction(op, in_dtype, ndim, axis, dtype, bool(keepdims))
+            return _cached_reduction(op, in_dtype, ndim, axis, dtype, keepdims)
         except TypeError:  # an unhashable dtype= (raises NumPy's error below)
             pass
     return _Reduction(op, in_dtype, ndim, reduced_axes(axis, ndim), _dtype_argument(op, dtype), keepdims)
@@ -156,6 +156,7 @@ def _dtype_argument(name, dtype):
 
 def _reduce(op, a, axis, dtype, keepdims, device):
     """The plan of gpuprims.<op>."""
+    keepdims = keepdims_flag(keepdims)
     array, index = array_input(a, op, device)
     if array.size == 0:  # no work: NumPy's own identities, errors and warnings
         axes = None if axis is None else reduced_axes(axis, array.ndim)
@@ -167,6 +168,7 @@ def _reduce(op, a, axis, dtype, keepdims, device):
 
 def _arg_reduce(op, a, axis, keepdims, device):
     """The plan of gpuprims.argmin/argmax: one int axis or None (the flattened array)."""
+    keepdims = bool(keepdims)  # numpy.argmin reads keepdims as a truth value, unlike the ufunc reductions
     array, index = array_input(a, op, device)
     if axis is not None:
         axis_index(axis, builtins.max(array.ndim, 1))  # NumPy's TypeError for tuples, AxisError
@@ -268,16 +270,16 @@ def max(a, axis=None, keepdims=False, *, device=None):
     return _reduce("max", a, axis, None, keepdims, device).run()
 
 
-def _mean_sum_dtype(array, dtype):
+def mean_sum_dtype(in_dtype, dtype):
     """The dtype numpy.mean sums in: float64 for integers and bool, float32 for float16."""
     if dtype is not None:
         return dtype
-    if array.dtype.kind in "biu":
+    if in_dtype.kind in "biu":
         return np.float64
-    return np.float32 if array.dtype == np.float16 else None
+    return np.float32 if in_dtype == np.float16 else None
 
 
-def _divide(count, float16_result):
+def mean_division(count, float16_result):
     """mean's finish step: the sum divided by the count, as numpy.mean divides (in the sum's
     precision, then cast to float16 when the input was)."""
     def finish(total):
@@ -313,6 +315,7 @@ def mean(a, axis=None, dtype=None, keepdims=False, *, device=None):
     -------
     numpy.generic or numpy.ndarray or DeviceArray
     """
+    keepdims = keepdims_flag(keepdims)
     array, index = array_input(a, "mean", device)
     if array.ndim == 0 and axis is not None and not isinstance(axis, tuple):
         axis_index(axis, 0)  # unlike sum, numpy.mean rejects axis 0 of a 0-d array
@@ -321,9 +324,9 @@ def mean(a, axis=None, dtype=None, keepdims=False, *, device=None):
         return Plan.by_numpy(lambda: like_input(np.mean(on_host(array), axis=axes, dtype=dtype, keepdims=keepdims),
                                                 array)).run()
     accumulation_dtype("mean", array.dtype, dtype)  # validates dtype=
-    plan = _reduction("sum", array.dtype, array.ndim, axes, _mean_sum_dtype(array, dtype), keepdims).plan(array, index)
+    plan = _reduction("sum", array.dtype, array.ndim, axes, mean_sum_dtype(array.dtype, dtype), keepdims).plan(array, index)
     sum_finish = plan.finish
-    divide = _divide(math.prod(array.shape[axis] for axis in axes), dtype is None and array.dtype == np.float16)
+    divide = mean_division(math.prod(array.shape[axis] for axis in axes), dtype is None and array.dtype == np.float16)
     plan.finish = divide if sum_finish is None else (lambda output: divide(sum_finish(output)))
     return plan.run()
 
@@ -331,6 +334,7 @@ def mean(a, axis=None, dtype=None, keepdims=False, *, device=None):
 def _moments(op, a, axis, dtype, ddof, keepdims, device):
     """The plan of gpuprims.var/std.  NumPy answers what the backend does not compute: empty
     selections, ddof at or above the count (inf or NaN with its warnings) and integer dtype=."""
+    keepdims = keepdims_flag(keepdims)
     array, index = array_input(a, op, device)
     if array.ndim == 0 and axis is not None and not isinstance(axis, tuple):
         axis_index(axis, 0)  # NumPy's AxisError for axis 0 of a 0-d array, as numpy.mean

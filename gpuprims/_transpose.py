@@ -9,7 +9,7 @@ from ._boundary import array_input, axis_integer, normalize_axis_index
 from ._plan import Plan
 
 
-def _permutation(axes, ndim):
+def permutation(axes, ndim):
     """The permutation numpy.transpose(a, axes) applies, with NumPy's errors.
 
     Like NumPy, every entry is read as an integer first (TypeError), then the length is checked
@@ -34,7 +34,7 @@ def _permutation(axes, ndim):
 
 
 def _permuted(array, axes):
-    view = array.transpose(_permutation(axes, array.ndim))
+    view = array.transpose(permutation(axes, array.ndim))
     return view.reshape(1) if view.ndim == 0 else view  # numpy.ascontiguousarray is at least 1-d
 
 

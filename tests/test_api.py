@@ -2,6 +2,7 @@
 CPU/CUDA agreement."""
 
 import inspect
+import warnings
 
 import numpy as np
 import pytest
@@ -100,6 +101,86 @@ def test_array_like_inputs(device, func):
             check_reduce(func, np.asarray(obj), got)
         else:
             check_scan(np.asarray(obj), got)
+
+
+# ------------------------------------------- subclasses and masked arrays ---
+
+EVERY_INPUT_FUNC = {
+    **{name: (lambda name: lambda a, **kw: call(name, a, **kw))(name) for name in ALL_FUNCS},
+    "transpose": lambda a, **kw: gpuprims.transpose(a, **kw),
+    "convolve": lambda a, **kw: gpuprims.convolve(a.ravel(), [1, 2], **kw),
+    "correlate": lambda a, **kw: gpuprims.correlate([1, 2, 3, 4], a.ravel(), **kw),
+    "convolve2d": lambda a, **kw: gpuprims.convolve2d(a, np.ones((2, 2)), **kw),
+    "correlate2d": lambda a, **kw: gpuprims.correlate2d(np.ones((2, 2)), a, **kw),
+}
+
+
+@pytest.mark.parametrize("func", list(EVERY_INPUT_FUNC))
+def test_masked_arrays_raise_typeerror(device, func):
+    """A masked array's mask is never ignored: gpuprims has no masked semantics, so it refuses."""
+    masked = np.ma.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], mask=[[0, 1, 0], [0, 0, 1]])
+    with pytest.raises(TypeError, match=r"masked.*\.filled\(.*\.compressed\("):
+        EVERY_INPUT_FUNC[func](masked, device=device)
+    unmasked = np.ma.array([[1.0, 2.0], [3.0, 4.0]])  # no mask set: still a masked array
+    with pytest.raises(TypeError, match="masked"):
+        EVERY_INPUT_FUNC[func](unmasked, device=device)
+
+
+def test_masked_array_helpers_named_in_the_error_work(device):
+    masked = np.ma.array([1, 2, 3], mask=[0, 1, 0])
+    assert gpuprims.sum(masked.compressed(), device=device) == np.sum(masked) == 4
+    assert gpuprims.max(masked.filled(0), device=device) == 3
+
+
+@pytest.mark.parametrize("func", ["to_device", "pinned_copy", "pinned_like", "is_pinned"])
+def test_masked_arrays_refused_by_the_memory_functions(func):
+    if func == "to_device" and not gpuprims.cuda_available():
+        pytest.skip("CUDA not available")
+    with pytest.raises(TypeError, match=f"gpuprims.{func}.*masked"):
+        getattr(gpuprims, func)(np.ma.array([1.0, 2.0], mask=[1, 0]))
+
+
+def test_matrix_is_computed_as_a_plain_ndarray(device):
+    """numpy.matrix inputs get ndarray semantics (numpy.asarray): 1-D results, ndarray type."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PendingDeprecationWarning)
+        m = np.matrix([[1, 2, 3], [4, 5, 6]])
+    plain = np.asarray(m)
+    for func in ("sum", "prod", "min", "max", "mean"):
+        got = call(func, m, axis=1, device=device)
+        assert type(got) is np.ndarray and got.shape == (2,), func
+        np.testing.assert_array_equal(got, getattr(np, func)(plain, axis=1))
+    scanned = gpuprims.cumsum(m, axis=1, device=device)
+    assert type(scanned) is np.ndarray
+    np.testing.assert_array_equal(scanned, np.cumsum(plain, axis=1))
+    assert type(gpuprims.transpose(m, device=device)) is np.ndarray
+
+
+def test_pandas_series_is_computed_as_its_values(device):
+    """A pandas Series with NaN sums to nan, as numpy.sum(numpy.asarray(series)) (pandas' own sum
+    skips NaN)."""
+    pd = pytest.importorskip("pandas")
+    series = pd.Series([1.0, np.nan, 2.0])
+    assert np.isnan(gpuprims.sum(series, device=device))
+    assert gpuprims.sum(series.dropna(), device=device) == 3.0
+
+
+# ----------------------------------------------------------------- flags ---
+
+@pytest.mark.parametrize("value", [True, False, 1, 0, 2, np.int64(1), np.bool_(True), "yes", None, 1.0, [],
+                                   np.array(True)], ids=repr)
+@pytest.mark.parametrize("func", REDUCE_FUNCS)
+def test_keepdims_accepts_what_numpy_accepts(device, func, value):
+    a = np.arange(6.0).reshape(2, 3)
+    try:
+        expected = getattr(np, func)(a, axis=0, keepdims=value)
+    except TypeError:
+        with pytest.raises(TypeError):
+            call(func, a, axis=0, keepdims=value, device=device)
+        return
+    got = call(func, a, axis=0, keepdims=value, device=device)
+    assert got.shape == expected.shape
+    np.testing.assert_allclose(got, expected)
 
 
 # ------------------------------------------------------------------ axis ---

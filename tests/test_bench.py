@@ -12,8 +12,9 @@ from gpuprims.bench import calibrate, cli, ops, peers
 
 PRIMITIVES = {"reduce", "scan", "correlate", "copy"}
 # The names GPUPRIMS_COSTS accepts (csrc/planner/costs.c).
-SHARED_COSTS = {"h2d_gbps", "d2h_gbps", "pinned_gbps", "stream_fixed_us", "stream_gbps"}
-PRIMITIVE_COSTS = {"cpu_fixed_us", "cpu_gbps", "cpu_gmacs", "cuda_fixed_us", "cuda_gmacs", "stream_min_bytes"}
+SHARED_COSTS = {"h2d_gbps", "d2h_gbps", "pinned_gbps", "stream_fixed_us", "stream_gbps", "fresh_min_bytes"}
+PRIMITIVE_COSTS = {"cpu_fixed_us", "cpu_gbps", "cpu_gmacs", "cpu_fresh_gbps", "cuda_fixed_us", "cuda_gmacs",
+                   "stream_min_bytes"}
 ROUTES = {"cpu", "cuda", "cuda-streamed"}
 HOSTS = {peer.name: peer for peer in peers.host_peers()}
 
@@ -130,7 +131,7 @@ def test_calibration_prints_costs_the_planner_accepts(capsys, monkeypatch):
     output = capsys.readouterr().out
     setting = _costs_line(output)
     assert {item.partition("=")[0] for item in setting.split(",")} == {
-        f"{primitive}.{field}" for primitive in PRIMITIVES for field in ("cpu_fixed_us", "cpu_gbps")
+        f"{primitive}.{field}" for primitive in PRIMITIVES for field in ("cpu_fixed_us", "cpu_gbps", "cpu_fresh_gbps")
     } | {"correlate.cpu_gmacs"}
     _check_costs(setting, monkeypatch)
 
@@ -142,3 +143,19 @@ def test_calibration_on_the_gpu(capsys, monkeypatch):
     assert {"h2d_gbps", "pinned_gbps", "stream_gbps", "reduce.cuda_fixed_us"} <= \
            {item.partition("=")[0] for item in setting.split(",")}
     _check_costs(setting, monkeypatch)
+
+
+def test_dask_rows(capsys, tmp_path):
+    pytest.importorskip("dask.array")
+    rows = cli.main(["--dask", "--device", "cpu", "--sizes", "14", "--chunk", "11", "--repeats", "1",
+                     "--out", str(tmp_path)])
+    output = capsys.readouterr().out
+    for op in ("sum", "prefix_sum"):
+        assert _lines(output, op, "gpuprims") and _lines(output, op, "gpuprims.dask") and _lines(output, op,
+                                                                                                  "dask+numpy")
+        dask_rows = [row for row in rows if row.op == op and row.library == "gpuprims.dask"]
+        assert {row.scheduler for row in dask_rows} == {"threads", "sync"}
+        assert all(row.tasks >= 8 and row.x_single > 0 for row in dask_rows)
+    assert "x_single" in (tmp_path / "dask.md").read_text()
+    with pytest.raises(SystemExit):
+        cli.main(["--dask", "--ops", "max"])

@@ -29,7 +29,7 @@ def _chunks(n):
         yield s, min(n, s + CHUNK)
 
 
-def test_large_reductions_argmax_prefix_sum_past_2_31_and_2_32(capsys):
+def test_large_reductions_argmax_prefix_sum_cummax_past_2_31_and_2_32(capsys):
     if not gpuprims.cuda_available():
         pytest.skip("needs a GPU")
     t_start = time.perf_counter()
@@ -147,6 +147,25 @@ def test_large_reductions_argmax_prefix_sum_past_2_31_and_2_32(capsys):
     s2 = gpuprims.sum(x, device="cuda")
     lap(f"gpuprims.sum on {n2}", t0)
     assert int(s2) == total
+
+    # ---- cummax over the same 2**31 + 3 int8 elements: a running maximum that rises past 2**31 --
+    x[n2 // 3] = 100       # the maximum so far from here on ...
+    x[n2 - 2] = 127        # ... and a new one at 2**31 + 1
+    t0 = time.perf_counter()
+    running = gpuprims.cummax(x, device="cuda")
+    lap("gpuprims.cummax", t0)
+    assert running.dtype == np.int8 and running.shape == (n2,)
+    t0 = time.perf_counter()
+    carry = np.int8(-128)
+    for s, e in _chunks(n2):
+        ref = np.maximum.accumulate(np.maximum(x[s:e], carry))
+        if not np.array_equal(running[s:e], ref):
+            bad = s + int(np.flatnonzero(running[s:e] != ref)[0])
+            raise AssertionError(f"cummax wrong at {bad}: got {running[bad]}, expected {ref[bad - s]}")
+        carry = ref[-1]
+    lap("verify cummax (chunked numpy)", t0)
+    assert running[n2 - 3] == 100 and running[n2 - 2] == 127 and running[-1] == 127
+    del running
 
     with capsys.disabled():
         print(f"\n[test_large] total {time.perf_counter() - t_start:.1f} s: "

@@ -104,17 +104,36 @@ def test_auto_results_match_numpy_at_every_size(rng, n):
 
 
 @cuda
-def test_auto_routes_small_to_cpu_and_large_to_gpu():
+def test_auto_routes_by_the_measured_costs():
+    """With the H100 machine's constants: small calls run on the CPU; large scans and transposes,
+    whose results come in fresh pages, on the GPU; reductions on the CPU at every size (16 cores read
+    host memory faster than PCIe brings it to the GPU)."""
     small, large = np.ones(64, np.float32), np.ones(1 << 24, np.float32)
     for function in (gpuprims.sum, gpuprims.max, gpuprims.prefix_sum):
         plan = gpuprims.explain(function, small)
         assert plan["route"] == "cpu", plan
         assert 0 < plan["cpu_us"] < plan["cuda_us"]
+    for function in (gpuprims.sum, gpuprims.max):
         plan = gpuprims.explain(function, large)
-        assert plan["route"].startswith("cuda"), plan
-        assert 0 < plan["cuda_us"] < plan["cpu_us"]
+        assert plan["route"] == "cpu", plan
+        assert 0 < plan["cpu_us"] < plan["cuda_us"]
+    plan = gpuprims.explain(gpuprims.prefix_sum, large)
+    assert plan["route"] == "cuda-streamed", plan
+    assert 0 < plan["cuda_us"] < plan["cpu_us"]
     assert gpuprims.explain(gpuprims.transpose, large.reshape(4096, 4096))["route"].startswith("cuda")
     assert gpuprims.explain(gpuprims.transpose, small.reshape(8, 8))["route"] == "cpu"
+
+
+@cuda
+def test_large_cpu_results_pay_their_fresh_pages(monkeypatch):
+    """Results from fresh_min_bytes (32 MiB) on cost out_bytes / cpu_fresh_gbps more on the CPU."""
+    def cpu_us(n, costs):
+        monkeypatch.setenv("GPUPRIMS_COSTS", costs)
+        return gpuprims.explain(gpuprims.prefix_sum, np.ones(n, np.float32))["cpu_us"]
+    for n, fresh in ((1 << 23, True), ((1 << 23) - 1, False)):  # 32 MiB of float32 results, and less
+        extra = cpu_us(n, "scan.cpu_fresh_gbps=2") - cpu_us(n, "scan.cpu_fresh_gbps=0")
+        assert extra == pytest.approx(4 * n / 2e3 if fresh else 0.0, abs=1e-6)
+    assert cpu_us(1000, "fresh_min_bytes=0,scan.cpu_fresh_gbps=2") > cpu_us(1000, "scan.cpu_fresh_gbps=2") + 1.9
 
 
 @cuda
@@ -139,10 +158,10 @@ def test_cost_overrides_move_the_crossover(monkeypatch):
     """GPUPRIMS_COSTS overrides the measured constants: a fast enough CPU takes large arrays, a free
     GPU takes small ones; the environment is read on every call."""
     small, large = np.ones(1024, np.float32), np.ones(1 << 24, np.float32)
-    assert gpuprims.explain(gpuprims.sum, large)["route"].startswith("cuda")
-    monkeypatch.setenv("GPUPRIMS_COSTS", "reduce.cpu_gbps=1e9,reduce.cpu_fixed_us=0")
-    assert gpuprims.explain(gpuprims.sum, large)["route"] == "cpu"
-    assert gpuprims.explain(gpuprims.prefix_sum, large)["route"].startswith("cuda")  # scans keep theirs
+    assert gpuprims.explain(gpuprims.prefix_sum, large)["route"].startswith("cuda")
+    monkeypatch.setenv("GPUPRIMS_COSTS", "scan.cpu_gbps=1e9,scan.cpu_fixed_us=0,scan.cpu_fresh_gbps=0")
+    assert gpuprims.explain(gpuprims.prefix_sum, large)["route"] == "cpu"
+    assert gpuprims.explain(gpuprims.transpose, large.reshape(4096, 4096))["route"].startswith("cuda")  # copies keep theirs
     monkeypatch.setenv("GPUPRIMS_COSTS", "reduce.cpu_fixed_us=1e6,reduce.cuda_fixed_us=0,h2d_gbps=1e9")
     assert gpuprims.explain(gpuprims.sum, small)["route"] == "cuda"
     assert gpuprims.sum(small) == 1024

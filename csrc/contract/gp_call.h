@@ -46,12 +46,16 @@ typedef struct {
     double ddof;
 } gp_reduce_args;
 
-/* Inclusive (or exclusive) prefix sum along n; the output has the input's shape.  Supported pairs:
- * gp_accumulate_supported(). */
+/* Inclusive (or exclusive) scan along n with `op` (cumsum, cumprod, numpy.minimum/maximum.accumulate);
+ * the output has the input's shape.  exclusive: element i combines the elements before i (the first
+ * is op's identity).  skip_nan: NaN elements count as op's identity (nancumsum, nancumprod).
+ * Supported (op, in, out): gp_scan_supported(). */
 typedef struct {
     gp_dtype in_dtype, out_dtype;
     int64_t outer, n, inner;
     int exclusive;
+    gp_op op;
+    int skip_nan;
 } gp_scan_args;
 
 /* How correlate reads the image outside its bounds (scipy.signal.convolve2d's boundary): the fill
@@ -115,6 +119,12 @@ static inline int gp_reduce_supported(gp_op op, gp_dtype in, gp_dtype out)
     if (op == GP_ANY || op == GP_ALL) return out == GP_BOOL;
     if (op == GP_VAR || op == GP_STD) return gp_dtype_is_float(out);
     return (op == GP_SUM || op == GP_PROD) && gp_accumulate_supported(in, out);
+}
+
+/* Scans: sum, prod, min and max, with the reductions' dtype rule. */
+static inline int gp_scan_supported(gp_op op, gp_dtype in, gp_dtype out)
+{
+    return (op == GP_SUM || op == GP_PROD || op == GP_MIN || op == GP_MAX) && gp_reduce_supported(op, in, out);
 }
 
 #ifdef __CUDACC__

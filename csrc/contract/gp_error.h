@@ -14,7 +14,7 @@ typedef enum {
 
 typedef struct {
     gp_status status;
-    char message[320];
+    char message[512];
 } gp_error;
 
 /* Fills err and returns -1, the failure value of every backend function. */

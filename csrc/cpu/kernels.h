@@ -18,8 +18,8 @@
  *   GP_ACC_WORD  integer and bool sum/prod in 64-bit two's complement, wrapping as NumPy; any, all
  *                and count_nonzero as 64-bit counts (0/1 per piece for any and all);
  *   GP_ACC_F64   in double: every float reduction but GP_ACC_F32's, and scans with a float64 result;
- *   GP_ACC_F32   sums of float16/float32 with a float32 or float16 result: as GP_ACC_F64, except
- *                that along columns blocks of 8 rows are added in float32 first; scans of them in
+ *   GP_ACC_F32   sums and products of float16/float32 with a float32 or float16 result: as GP_ACC_F64,
+ *                except that along columns blocks of 8 rows are combined in float32 first; scans in
  *                float32 lanes (NumPy's precision), the pieces' totals and offsets in double;
  *   GP_ACC_MOMENTS var and std: count, mean and sum of squared deviations (M2) in double. */
 typedef enum { GP_ACC_SAME, GP_ACC_WORD, GP_ACC_F64, GP_ACC_F32, GP_ACC_MOMENTS, GP_NUM_ACCS } gp_acc_kind;
@@ -63,18 +63,19 @@ typedef int64_t (*gp_find_fn)(const void *in, int64_t count, const void *value, 
 typedef void (*gp_arg_columns_fn)(const void *in, int64_t rows, int64_t stride, int64_t width, void *values,
                                   int64_t *index);
 
-/* Scans count (1 .. GP_CPU_PIECE) contiguous elements into out (the kind's type: uint64_t, double,
- * float, or with half_out float16): out[i] = *offset + the inclusive (or exclusive) prefix sum of
- * the piece at i; *total is the piece's sum, as the total loop computes it (the float kinds'
- * offsets and totals are doubles). */
-typedef void (*gp_scan_run_fn)(const void *in, int64_t count, void *out, int exclusive, int half_out,
+/* Scans count (1 .. GP_CPU_PIECE) contiguous elements with the loop's operator into out, whose
+ * elements are out_size bytes (the kind's type: uint64_t, double or float; narrower for float16 and
+ * for integer min/max, which keep the input's dtype): out[i] = *offset op the inclusive (or
+ * exclusive) scan of the piece at i; *total is the piece's total, as the total loop computes it
+ * (the float kinds' offsets and totals are doubles). */
+typedef void (*gp_scan_run_fn)(const void *in, int64_t count, void *out, int exclusive, int out_size,
                                const gp_partial *offset, gp_partial *total);
 typedef void (*gp_scan_total_fn)(const void *in, int64_t count, gp_partial *total);
 /* Scans `rows` rows of `width` contiguous columns (rows `stride` elements apart in the input and in
- * out), carrying each column's running sum in acc (width slots of the kind's type; set first with
+ * out), carrying each column's running value in acc (width slots of the kind's type; set first with
  * `first`). */
 typedef void (*gp_scan_columns_fn)(const void *in, int64_t rows, int64_t stride, void *out, int64_t width, void *acc,
-                                   int first, int exclusive, int half_out);
+                                   int first, int exclusive, int out_size);
 
 /* Correlation of `width` outputs: out[j] = the sum over p < mask_rows, q < mask_cols of
  * mask[p * mask_cols + q] * rows[p][j + q] (bool: the OR of ANDs), accumulated in that order from 0.
@@ -94,9 +95,10 @@ typedef struct {
     gp_reduce_columns_fn reduce_columns[GP_NUM_OPS][GP_NUM_ACCS][GP_NUM_DTYPES];
     gp_find_fn find[GP_NUM_DTYPES];
     gp_arg_columns_fn arg_columns[2][GP_NUM_DTYPES]; /* [0] argmin, [1] argmax */
-    gp_scan_total_fn scan_total[GP_NUM_ACCS][GP_NUM_DTYPES];
-    gp_scan_run_fn scan_run[GP_NUM_ACCS][GP_NUM_DTYPES];
-    gp_scan_columns_fn scan_columns[GP_NUM_ACCS][GP_NUM_DTYPES];
+    /* scans by operator, NaN rule (1: NaN read as the identity) and accumulator kind */
+    gp_scan_total_fn scan_total[GP_NUM_OPS][2][GP_NUM_ACCS][GP_NUM_DTYPES];
+    gp_scan_run_fn scan_run[GP_NUM_OPS][2][GP_NUM_ACCS][GP_NUM_DTYPES];
+    gp_scan_columns_fn scan_columns[GP_NUM_OPS][2][GP_NUM_ACCS][GP_NUM_DTYPES];
     gp_correlate_rows_fn correlate[GP_NUM_DTYPES];
     gp_transpose_fn transpose[4]; /* for elements of 1, 2, 4 and 8 bytes */
 } gp_cpu_kernels;
@@ -115,11 +117,48 @@ const gp_cpu_kernels *gp_cpu_kernels_get(void);
 /* Switches to the named table (tests); returns 0, or -1 when unknown or unsupported here. */
 int gp_cpu_kernels_select(const char *name);
 
-/* The accumulator kinds of a reduction (op, in, out) and of a scan (in, out). */
+/* The accumulator kinds of a reduction (op, in, out) and of a scan (in, out; min and max keep the
+ * input's dtype, so that this gives GP_ACC_WORD for integers and the float kind of the dtype). */
 static inline gp_acc_kind gp_scan_acc(gp_dtype in, gp_dtype out)
 {
     if (!gp_dtype_is_float(out)) return GP_ACC_WORD;
     return (out == GP_FLOAT32 || out == GP_FLOAT16) && (in == GP_FLOAT32 || in == GP_FLOAT16) ? GP_ACC_F32 : GP_ACC_F64;
+}
+
+/* A scan's operator on partials of kind `acc` (GP_ACC_WORD: u, whose min and max compare as signed
+ * for signed inputs, their values sign-extended; the float kinds: f, where NaN wins min and max as
+ * in numpy.minimum/maximum): *a = *a op *b; and the operator's identity (a float sum's: -0.0). */
+static inline void gp_scan_combine(gp_acc_kind acc, gp_op op, int is_signed, gp_partial *a, const gp_partial *b)
+{
+    if (acc == GP_ACC_WORD) {
+        const uint64_t x = a->u, y = b->u;
+        switch (op) {
+        case GP_SUM: a->u = x + y; break;
+        case GP_PROD: a->u = x * y; break;
+        case GP_MIN: a->u = (is_signed ? (int64_t)y < (int64_t)x : y < x) ? y : x; break;
+        default: a->u = (is_signed ? (int64_t)y > (int64_t)x : y > x) ? y : x; break;
+        }
+        return;
+    }
+    const double x = a->f, y = b->f;
+    switch (op) {
+    case GP_SUM: a->f = x + y; break;
+    case GP_PROD: a->f = x * y; break;
+    case GP_MIN: a->f = x != x || x < y ? x : y; break;
+    default: a->f = x != x || x > y ? x : y; break;
+    }
+}
+
+static inline gp_partial gp_scan_identity(gp_op op, int is_signed)
+{
+    gp_partial identity = {.f = 0.0};
+    switch (op) {
+    case GP_SUM: identity.f = -0.0; break;
+    case GP_PROD: identity.f = 1.0, identity.u = 1; break;
+    case GP_MIN: identity.f = __builtin_inf(), identity.u = is_signed ? (uint64_t)INT64_MAX : UINT64_MAX; break;
+    default: identity.f = -__builtin_inf(), identity.u = is_signed ? (uint64_t)INT64_MIN : 0; break;
+    }
+    return identity;
 }
 
 static inline gp_acc_kind gp_reduce_acc(gp_op op, gp_dtype in, gp_dtype out)
@@ -127,7 +166,7 @@ static inline gp_acc_kind gp_reduce_acc(gp_op op, gp_dtype in, gp_dtype out)
     if (op == GP_MIN || op == GP_MAX || op == GP_ARGMIN || op == GP_ARGMAX) return GP_ACC_SAME;
     if (op == GP_ANY || op == GP_ALL || op == GP_COUNT_NONZERO) return GP_ACC_WORD;
     if (op == GP_VAR || op == GP_STD) return GP_ACC_MOMENTS;
-    if (op == GP_SUM) return gp_scan_acc(in, out);
+    if (op == GP_SUM || op == GP_PROD) return gp_scan_acc(in, out);
     return gp_dtype_is_float(out) ? GP_ACC_F64 : GP_ACC_WORD;
 }
 

@@ -1,12 +1,13 @@
-/* The CPU backend's prefix sums (gp_scan_args): the driver around the typed loops of kernels.h.
+/* The CPU backend's scans (gp_scan_args: sums, products, min and max, NaN-skipping sums and
+ * products): the driver around the typed loops of kernels.h, one loop per operator.
  *
  * Along a contiguous axis (inner == 1) each row is cut into pieces of GP_CPU_PIECE elements.  A
- * piece's outputs are its in-register scan plus an offset, the sum of the pieces before it, which
- * is the running sum of the pieces' totals (each total computed by one loop, in double for
- * floats): one thread scans the pieces in turn, carrying the offset; several threads first compute
- * the totals of their pieces, then (after the offsets are summed in piece order) scan them.  Both
- * give the same bits.  Along another axis each column carries its running sum from row to row,
- * column tiles being the threads' unit. */
+ * piece's outputs are its in-register scan combined with an offset, the combination of the pieces
+ * before it, which is the running combination of the pieces' totals (each total computed by one
+ * loop, in double for floats): one thread scans the pieces in turn, carrying the offset; several
+ * threads first compute the totals of their pieces, then (after the offsets are combined in piece
+ * order) scan them.  Both give the same bits.  Along another axis each column carries its running
+ * value from row to row, column tiles being the threads' unit. */
 #include <stdlib.h>
 
 #include "cpu/cpu_backend.h"
@@ -20,7 +21,7 @@ typedef struct {
     const char *in;
     char *out;
     gp_acc_kind acc;
-    int half_out;
+    int is_signed; /* min and max of words compare as signed */
     gp_scan_run_fn run;
     gp_scan_total_fn total;
     gp_scan_columns_fn columns;
@@ -32,17 +33,18 @@ typedef struct {
     int parts;
 } scan_job;
 
-/* The offset of a row's first piece: nothing (+0 for an exclusive scan's first 0, -0.0 for an
- * inclusive one, so that the first output is the first element). */
+/* The offset of a row's first piece: the operator's identity (for an exclusive sum +0, its first
+ * output, rather than -0.0, which leaves an inclusive sum's first output the first element). */
 static gp_partial first_offset(const scan_job *job)
 {
-    return (gp_partial){.f = job->desc->exclusive ? 0.0 : -0.0};
+    gp_partial offset = gp_scan_identity(job->desc->op, job->is_signed);
+    if (job->desc->op == GP_SUM && job->desc->exclusive) offset.f = 0.0;
+    return offset;
 }
 
 static void add_total(const scan_job *job, gp_partial *offset, const gp_partial *total)
 {
-    if (job->acc == GP_ACC_WORD) offset->u += total->u;
-    else offset->f += total->f;
+    gp_scan_combine(job->acc, job->desc->op, job->is_signed, offset, total);
 }
 
 /* ---- rows: inner == 1 ----------------------------------------------------------------------------- */
@@ -68,7 +70,7 @@ static void scan_row(const scan_job *job, int64_t row)
     gp_partial offset = first_offset(job), total;
     for (int64_t piece = 0; piece < job->pieces; ++piece) {
         job->run(piece_in(job, row, piece), piece_count(job, piece), piece_out(job, row, piece),
-                 job->desc->exclusive, job->half_out, &offset, &total);
+                 job->desc->exclusive, (int)job->out_size, &offset, &total);
         add_total(job, &offset, &total);
     }
 }
@@ -96,7 +98,7 @@ static void pieces_range(void *ctx, int64_t first, int64_t last)
         const int64_t row = task / job->pieces, piece = task % job->pieces;
         gp_partial ignored;
         job->run(piece_in(job, row, piece), piece_count(job, piece), piece_out(job, row, piece),
-                 job->desc->exclusive, job->half_out, &job->offsets[task], &ignored);
+                 job->desc->exclusive, (int)job->out_size, &job->offsets[task], &ignored);
     }
 }
 
@@ -143,9 +145,9 @@ static void scan_tile(const scan_job *job, int64_t task)
     const int64_t outer = task / job->tiles, first = task % job->tiles * job->tile;
     const int64_t width = d->inner - first < job->tile ? d->inner - first : job->tile;
     const int64_t at = outer * d->n * d->inner + first;
-    uint64_t acc[MAX_TILE]; /* running sums: uint64_t, double or float */
+    uint64_t acc[MAX_TILE]; /* running values: uint64_t, double or float */
     job->columns(job->in + at * job->in_size, d->n, d->inner, job->out + at * job->out_size, width, acc, 1,
-                 d->exclusive, job->half_out);
+                 d->exclusive, (int)job->out_size);
 }
 
 static void tiles_range(void *ctx, int64_t first, int64_t last)
@@ -175,14 +177,15 @@ int gp_cpu_scan(const gp_call *call, gp_error *err)
     const gp_cpu_kernels *kernels = gp_cpu_kernels_get();
     scan_job job = {.desc = d, .in = call->in, .out = call->out};
     job.acc = gp_scan_acc(d->in_dtype, d->out_dtype);
-    job.half_out = d->out_dtype == GP_FLOAT16;
-    job.run = kernels->scan_run[job.acc][d->in_dtype];
-    job.total = kernels->scan_total[job.acc][d->in_dtype];
-    job.columns = kernels->scan_columns[job.acc][d->in_dtype];
+    job.is_signed = gp_dtype_is_signed(d->in_dtype);
+    const int skip_nan = d->skip_nan && gp_dtype_is_float(d->in_dtype); /* as the CUDA backend: no NaN in integers */
+    job.run = kernels->scan_run[d->op][skip_nan][job.acc][d->in_dtype];
+    job.total = kernels->scan_total[d->op][skip_nan][job.acc][d->in_dtype];
+    job.columns = kernels->scan_columns[d->op][skip_nan][job.acc][d->in_dtype];
     job.in_size = gp_dtype_size(d->in_dtype);
     job.out_size = gp_dtype_size(d->out_dtype);
     if (job.run == NULL || job.total == NULL || job.columns == NULL)
-        return gp_fail(err, GP_ERR_INVALID, "scan: no CPU loop for this dtype pair");
+        return gp_fail(err, GP_ERR_INVALID, "scan: no CPU loop for this operator and dtype pair");
     if (d->inner == 1) scan_rows(&job);
     else scan_columns(&job);
     return 0;

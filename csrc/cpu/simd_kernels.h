@@ -20,7 +20,8 @@
  *     float32 blocks first is as fast but only as accurate as NumPy, in distribution: it loses to
  *     NumPy on some arrays.)  Along columns, float32 and float16 add blocks of 8 rows in float32
  *     (NumPy adds every row in float32), the blocks in double, in row order.
- *   - float products multiply in 32 double lanes; along columns, in row order.
+ *   - float products multiply in 32 double lanes; along columns in row order, float32 and float16
+ *     blocks of 8 rows in float32 first (NumPy multiplies every row in float32), then in double.
  *   - sums start from -0.0, the identity of IEEE addition, so that a sum of -0.0 is -0.0.
  * Scans (gp_scan_run_fn): in-register scans of a logical vector, its last lane carried on; float32
  * and float16 inputs with a float32 or float16 result scan in float32 lanes, as NumPy does, with
@@ -162,32 +163,30 @@ GP_INLINE gp_i16v half_nan_mask(gp_u16v h) { return (gp_i16v)((h & 0x7fff) > 0x7
 
 /* ---- logical vectors: horizontal folds and pairwise sums ------------------------------------------ */
 
-/* The sum or product of a logical vector of 8 doubles (GP_PARTS natives, lanes in order): lanes j
- * and j + 4, then j and j + 2, then the last two: one tree on every path. */
-GP_INLINE double lf64_sum(const gp_f64v *v)
+/* The sum, product, min or max (gp_scan_combine's) of a logical vector of 8 doubles (GP_PARTS
+ * natives, lanes in order): lanes j and j + 4, then j and j + 2, then the last two: one tree on
+ * every path. */
+GP_INLINE double lf64_fold(const gp_f64v *v, const gp_op op)
 {
-    double a[8];
-    memcpy(a, v, sizeof a);
+    gp_partial a[8];
+    for (int j = 0; j < 8; ++j) a[j].f = v[j / GP_NL64][j % GP_NL64];
     for (int half = 4; half > 0; half /= 2)
-        for (int j = 0; j < half; ++j) a[j] = a[j] + a[j + half];
-    return a[0];
+        for (int j = 0; j < half; ++j) gp_scan_combine(GP_ACC_F64, op, 0, &a[j], &a[j + half]);
+    return a[0].f;
 }
 
-GP_INLINE double lf64_product(const gp_f64v *v)
-{
-    double a[8];
-    memcpy(a, v, sizeof a);
-    for (int half = 4; half > 0; half /= 2)
-        for (int j = 0; j < half; ++j) a[j] = a[j] * a[j + half];
-    return a[0];
-}
+GP_INLINE double lf64_sum(const gp_f64v *v) { return lf64_fold(v, GP_SUM); }
+GP_INLINE double lf64_product(const gp_f64v *v) { return lf64_fold(v, GP_PROD); }
 
-GP_INLINE uint64_t lu64_sum(const gp_u64v *v)
+/* The 8 words of a logical vector combined in lane order (gp_scan_combine's word operators). */
+GP_INLINE uint64_t lu64_fold(const gp_u64v *v, const gp_op op, const int is_signed)
 {
-    uint64_t a[8], total = 0;
-    memcpy(a, v, sizeof a);
-    for (int j = 0; j < 8; ++j) total += a[j];
-    return total;
+    gp_partial total = gp_scan_identity(op, is_signed), lane = total;
+    for (int j = 0; j < 8; ++j) {
+        lane.u = v[j / GP_NL64][j % GP_NL64];
+        gp_scan_combine(GP_ACC_WORD, op, is_signed, &total, &lane);
+    }
+    return total.u;
 }
 
 /* A binary counter of logical vectors of partial sums: the k-th push merges the partial sums of the
@@ -624,25 +623,27 @@ enum { COLUMN_PASS = 8 };
         }                                                                                          \
     }
 
-/* float32 and float16 sums with a float32 or float16 result add each pass's rows in float32 first
- * (COLUMN_PASS - 1 roundings, where NumPy adds every row in float32), then in double. */
-#define GP_F32_COLUMNS(NAME, kind, size)                                                           \
-    static void f32_columns_sum_##NAME(const void *in, int64_t rows, int64_t stride, int64_t width, \
-                                       void *accumulator, int first)                               \
+/* float32 and float16 sums and products with a float32 or float16 result combine each pass's rows
+ * in float32 first (COLUMN_PASS - 1 roundings, where NumPy combines every row in float32), then in
+ * double.  START is the identity, FILL_LANE the lanes past the row's end. */
+#define GP_F32_COLUMNS(NAME, OP, COMBINE, START, FILL_LANE)                                        \
+    static void f32_columns_##OP##_##NAME(const void *in, int64_t rows, int64_t stride, int64_t width, \
+                                          void *accumulator, int first)                            \
     {                                                                                              \
         const gp_lane_##NAME *x = in;                                                              \
         double *acc = accumulator;                                                                 \
         if (first)                                                                                 \
-            for (int64_t j = 0; j < width; ++j) acc[j] = -0.0;                                     \
+            for (int64_t j = 0; j < width; ++j) acc[j] = START;                                    \
         for (int64_t r = 0; r < rows; r += COLUMN_PASS) {                                          \
             const int64_t pass = rows - r < COLUMN_PASS ? rows - r : COLUMN_PASS;                  \
             for (int64_t j = 0; j < width; j += GP_NL32) {                                         \
                 const int64_t n = width - j;                                                       \
-                gp_f32v block = load_f32_part_##NAME(x + r * stride + j, n, zero_lane_##NAME());   \
+                gp_f32v block = load_f32_part_##NAME(x + r * stride + j, n, FILL_LANE);            \
                 for (int64_t p = 1; p < pass; ++p)                                                 \
-                    block += load_f32_part_##NAME(x + (r + p) * stride + j, n, zero_lane_##NAME()); \
-                const gp_f64v lo = load_f64_part_FLOAT64(acc + j, n, 0.0) + gp_low_f64(block);     \
-                const gp_f64v hi = load_f64_part_FLOAT64(acc + j + GP_NL64, n - GP_NL64, 0.0) + gp_high_f64(block); \
+                    block = COMBINE(block, load_f32_part_##NAME(x + (r + p) * stride + j, n, FILL_LANE)); \
+                const gp_f64v lo = COMBINE(load_f64_part_FLOAT64(acc + j, n, START), gp_low_f64(block)); \
+                const gp_f64v hi = COMBINE(load_f64_part_FLOAT64(acc + j + GP_NL64, n - GP_NL64, START), \
+                                           gp_high_f64(block));                                    \
                 GP_STORE_PART(acc + j, lo, n);                                                     \
                 GP_STORE_PART(acc + j + GP_NL64, hi, n - GP_NL64);                                 \
             }                                                                                      \
@@ -691,7 +692,8 @@ enum { COLUMN_PASS = 8 };
                     load_f64_part_FLOAT64, -0.0, zero_lane_##NAME())                               \
     GP_LANE_COLUMNS(NAME, f64, prod, GP_MULTIPLY, double, gp_f64v, load_f64_part_##NAME,           \
                     load_f64_part_FLOAT64, 1.0, one_lane_##NAME())                                 \
-    GP_F32_COLUMNS(NAME, kind, size)                                                               \
+    GP_F32_COLUMNS(NAME, sum, GP_ADD, -0.0, zero_lane_##NAME())                                    \
+    GP_F32_COLUMNS(NAME, prod, GP_MULTIPLY, 1.0, one_lane_##NAME())                                 \
     GP_MOMENTS_COLUMNS(NAME, kind, size)
 GP_DTYPES(GP_COLUMN_KERNELS)
 #undef GP_COLUMN_KERNELS
@@ -939,9 +941,50 @@ GP_INLINE gp_u64v gp_window_u64(gp_u64v a, gp_u64v b, int by)
 #endif
 #endif
 
+/* The scans' operators (gp_op) on the lanes of each kind, with their identities: u64 (word lanes:
+ * integer sums and products wrap; min and max compare as signed where the input is, its values
+ * sign-extended), f64 and f32 (a NaN wins min and max, as in numpy.minimum/maximum).  `op` and
+ * `is_signed` are constants in every loop, which is compiled per operator. */
+GP_INLINE gp_u64v combine_u64(gp_u64v a, gp_u64v b, const gp_op op, const int is_signed)
+{
+    switch (op) {
+    case GP_SUM: return a + b;
+    case GP_PROD: return a * b;
+    case GP_MIN: return GP_SELECT(gp_i64v, is_signed ? (gp_i64v)b < (gp_i64v)a : b < a, b, a);
+    default: return GP_SELECT(gp_i64v, is_signed ? (gp_i64v)b > (gp_i64v)a : b > a, b, a);
+    }
+}
+#define GP_FLOAT_COMBINE(TYPE, SUFFIX, MASK)                                                       \
+    GP_INLINE TYPE combine_##SUFFIX(TYPE a, TYPE b, const gp_op op, const int is_signed)           \
+    {                                                                                              \
+        (void)is_signed;                                                                           \
+        switch (op) {                                                                              \
+        case GP_SUM: return a + b;                                                                 \
+        case GP_PROD: return a * b;                                                                \
+        case GP_MIN: return GP_SELECT(MASK, (a != a) | (a < b), a, b);                             \
+        default: return GP_SELECT(MASK, (a != a) | (a > b), a, b);                                 \
+        }                                                                                          \
+    }
+GP_FLOAT_COMBINE(gp_f64v, f64, gp_i64v)
+GP_FLOAT_COMBINE(gp_f32v, f32, gp_i32v)
+#undef GP_FLOAT_COMBINE
+GP_INLINE gp_u64v identity_u64(const gp_op op, const int is_signed)
+{
+    return GP_SPLAT(gp_u64v, gp_scan_identity(op, is_signed).u);
+}
+GP_INLINE gp_f64v identity_f64(const gp_op op, const int is_signed)
+{
+    return GP_SPLAT(gp_f64v, gp_scan_identity(op, is_signed).f);
+}
+GP_INLINE gp_f32v identity_f32(const gp_op op, const int is_signed)
+{
+    return GP_SPLAT(gp_f32v, (float)gp_scan_identity(op, is_signed).f);
+}
+
 /* Logical vectors (GP_PARTS natives of LANES lanes) shifted up by `by` lanes (a constant: 1, 2, 4
  * or 8), z in the first `by` lanes; the in-register inclusive scans built from them (Hillis-Steele:
- * log2(lanes) shifted additions, z being the identity); and the last lane in every lane. */
+ * log2(lanes) shifted combinations, z being the operator's identity); and the last lane in every
+ * lane. */
 #define GP_LOGICAL_SCAN(TYPE, SUFFIX, LANES, WINDOW_TYPE, WINDOW, LOGICAL_LANES)                   \
     GP_INLINE void lshift_##SUFFIX(TYPE *out, const TYPE *in, TYPE z, int by)                      \
     {                                                                                              \
@@ -951,19 +994,19 @@ GP_INLINE gp_u64v gp_window_u64(gp_u64v a, gp_u64v b, int by)
             else out[p] = (TYPE)WINDOW((WINDOW_TYPE)(p > 0 ? in[p - 1] : z), (WINDOW_TYPE)in[p], by); \
         }                                                                                          \
     }                                                                                              \
-    GP_INLINE void lscan_add_##SUFFIX(TYPE *v, TYPE z, int by)                                     \
+    GP_INLINE void lscan_step_##SUFFIX(TYPE *v, TYPE z, int by, const gp_op op, const int is_signed) \
     {                                                                                              \
         TYPE shifted[GP_PARTS];                                                                    \
         lshift_##SUFFIX(shifted, v, z, by);                                                        \
         GP_UNROLL(16)                                                                              \
-        for (int p = 0; p < GP_PARTS; ++p) v[p] += shifted[p];                                     \
+        for (int p = 0; p < GP_PARTS; ++p) v[p] = combine_##SUFFIX(shifted[p], v[p], op, is_signed); \
     }                                                                                              \
-    GP_INLINE void lscan_##SUFFIX(TYPE *v, TYPE z)                                                 \
+    GP_INLINE void lscan_##SUFFIX(TYPE *v, TYPE z, const gp_op op, const int is_signed)            \
     {                                                                                              \
-        lscan_add_##SUFFIX(v, z, 1);                                                               \
-        lscan_add_##SUFFIX(v, z, 2);                                                               \
-        lscan_add_##SUFFIX(v, z, 4);                                                               \
-        if (LOGICAL_LANES > 8) lscan_add_##SUFFIX(v, z, 8);                                        \
+        lscan_step_##SUFFIX(v, z, 1, op, is_signed);                                               \
+        lscan_step_##SUFFIX(v, z, 2, op, is_signed);                                               \
+        lscan_step_##SUFFIX(v, z, 4, op, is_signed);                                               \
+        if (LOGICAL_LANES > 8) lscan_step_##SUFFIX(v, z, 8, op, is_signed);                        \
     }                                                                                              \
     GP_INLINE TYPE llast_##SUFFIX(const TYPE *v)                                                   \
     {                                                                                              \
@@ -974,58 +1017,50 @@ GP_LOGICAL_SCAN(gp_f64v, f64, GP_NL64, gp_u64v, gp_window_u64, 8)
 GP_LOGICAL_SCAN(gp_u64v, u64, GP_NL64, gp_u64v, gp_window_u64, 8)
 #undef GP_LOGICAL_SCAN
 
-/* A piece's scan, a logical vector at a time: out = offset + the in-register scans, their last
+/* A piece's scan, a logical vector at a time: out = offset op the in-register scans, their last
  * lanes carried on; the piece's total (in double for the float kinds, whatever the lanes) comes out
- * as scan_total computes it: the logical vectors added lane by lane, then the lanes by lf64_sum.
- * Kinds: word (64-bit words), f64 (double), f32 (float lanes; the output float32, or float16 with
- * half_out).  What differs between the kinds is below; GP_SCAN_KIND writes the loops once. */
-GP_INLINE gp_u64v word_scan_zero(void) { return (gp_u64v){0}; }
-GP_INLINE gp_f64v f64_scan_zero(void) { return GP_SPLAT(gp_f64v, -0.0); }
-GP_INLINE gp_f32v f32_scan_zero(void) { return GP_SPLAT(gp_f32v, -0.0f); }
+ * as scan_total computes it: the logical vectors combined lane by lane, then the lanes by
+ * lf64_fold or lu64_fold.  Kinds: word (64-bit words; the output 64-bit, or for min and max the
+ * input's integer width), f64 (double), f32 (float lanes; the output float32, or float16).  What
+ * differs between the kinds is below; GP_SCAN_KIND writes the loops once. */
+
+/* Part p of a logical vector r stored (its first n lanes) as elements of out_size bytes. */
+GP_INLINE void word_scan_store(void *out, int p, gp_u64v r, int64_t n, int out_size)
+{
+    switch (out_size) {
+    case 1: GP_STORE_PART((uint8_t *)out + p * GP_NL64, __builtin_convertvector(r, gp_u8e), n); break;
+    case 2: GP_STORE_PART((uint16_t *)out + p * GP_NL64, __builtin_convertvector(r, gp_u16q), n); break;
+    case 4: GP_STORE_PART((uint32_t *)out + p * GP_NL64, __builtin_convertvector(r, gp_u32h), n); break;
+    default: GP_STORE_PART((uint64_t *)out + p * GP_NL64, r, n); break;
+    }
+}
+GP_INLINE void f64_scan_store(void *out, int p, gp_f64v r, int64_t n, int out_size)
+{
+    (void)out_size;
+    GP_STORE_PART((double *)out + p * GP_NL64, r, n);
+}
+GP_INLINE void f32_scan_store(void *out, int p, gp_f32v r, int64_t n, int out_size)
+{
+    if (out_size == 2) GP_STORE_PART((uint16_t *)out + p * GP_NL32, f32_to_half(r), n);
+    else GP_STORE_PART((float *)out + p * GP_NL32, r, n);
+}
 GP_INLINE gp_u64v word_scan_carry(const gp_partial *offset) { return GP_SPLAT(gp_u64v, offset->u); }
 GP_INLINE gp_f64v f64_scan_carry(const gp_partial *offset) { return GP_SPLAT(gp_f64v, offset->f); }
 GP_INLINE gp_f32v f32_scan_carry(const gp_partial *offset) { return GP_SPLAT(gp_f32v, (float)offset->f); }
 
-/* Element sizes of the outputs, and part p of a logical vector r stored (its first n lanes). */
-GP_INLINE int64_t word_scan_out_size(int half_out) { return (void)half_out, 8; }
-GP_INLINE int64_t f64_scan_out_size(int half_out) { return (void)half_out, 8; }
-GP_INLINE int64_t f32_scan_out_size(int half_out) { return half_out ? 2 : 4; }
-GP_INLINE void word_scan_store(void *out, int p, gp_u64v r, int64_t n, int half_out)
-{
-    (void)half_out;
-    GP_STORE_PART((uint64_t *)out + p * GP_NL64, r, n);
-}
-GP_INLINE void f64_scan_store(void *out, int p, gp_f64v r, int64_t n, int half_out)
-{
-    (void)half_out;
-    GP_STORE_PART((double *)out + p * GP_NL64, r, n);
-}
-GP_INLINE void f32_scan_store(void *out, int p, gp_f32v r, int64_t n, int half_out)
-{
-    if (half_out) GP_STORE_PART((uint16_t *)out + p * GP_NL32, f32_to_half(r), n);
-    else GP_STORE_PART((float *)out + p * GP_NL32, r, n);
-}
-
-/* The total's lanes: set, added to (float lanes: the low and high 8 of the logical vector, in
- * double), and summed. */
-GP_INLINE void word_scan_total_start(gp_u64v *t) { memset(t, 0, sizeof(gp_u64v) * GP_PARTS); }
-GP_INLINE void f64_scan_total_start(gp_f64v *t)
+/* The total's lanes: combined with a logical vector (float lanes: the low and high 8 of it, in
+ * double), and folded. */
+GP_INLINE void word_scan_total_add(gp_u64v *t, const gp_u64v *v, const gp_op op, const int is_signed)
 {
     GP_UNROLL(16)
-    for (int p = 0; p < GP_PARTS; ++p) t[p] = GP_SPLAT(gp_f64v, -0.0);
+    for (int p = 0; p < GP_PARTS; ++p) t[p] = combine_u64(t[p], v[p], op, is_signed);
 }
-#define f32_scan_total_start f64_scan_total_start
-GP_INLINE void word_scan_total_add(gp_u64v *t, const gp_u64v *v)
+GP_INLINE void f64_scan_total_add(gp_f64v *t, const gp_f64v *v, const gp_op op, const int is_signed)
 {
     GP_UNROLL(16)
-    for (int p = 0; p < GP_PARTS; ++p) t[p] += v[p];
+    for (int p = 0; p < GP_PARTS; ++p) t[p] = combine_f64(t[p], v[p], op, is_signed);
 }
-GP_INLINE void f64_scan_total_add(gp_f64v *t, const gp_f64v *v)
-{
-    GP_UNROLL(16)
-    for (int p = 0; p < GP_PARTS; ++p) t[p] += v[p];
-}
-GP_INLINE void f32_scan_total_add(gp_f64v *t, const gp_f32v *v)
+GP_INLINE void f32_scan_total_add(gp_f64v *t, const gp_f32v *v, const gp_op op, const int is_signed)
 {
     gp_f64v wide[2 * GP_PARTS];
     GP_UNROLL(16)
@@ -1034,74 +1069,124 @@ GP_INLINE void f32_scan_total_add(gp_f64v *t, const gp_f32v *v)
         wide[2 * p + 1] = gp_high_f64(v[p]);
     }
     GP_UNROLL(16)
-    for (int p = 0; p < GP_PARTS; ++p) t[p] += wide[p] + wide[GP_PARTS + p];
+    for (int p = 0; p < GP_PARTS; ++p)
+        t[p] = combine_f64(t[p], combine_f64(wide[p], wide[GP_PARTS + p], op, is_signed), op, is_signed);
 }
-GP_INLINE void word_scan_total_end(const gp_u64v *t, gp_partial *total) { total->u = lu64_sum(t); }
-GP_INLINE void f64_scan_total_end(const gp_f64v *t, gp_partial *total) { total->f = lf64_sum(t); }
+GP_INLINE void word_scan_total_end(const gp_u64v *t, gp_partial *total, const gp_op op, const int is_signed)
+{
+    total->u = lu64_fold(t, op, is_signed);
+}
+GP_INLINE void f64_scan_total_end(const gp_f64v *t, gp_partial *total, const gp_op op, const int is_signed)
+{
+    (void)is_signed;
+    total->f = lf64_fold(t, op);
+}
 #define f32_scan_total_end f64_scan_total_end
 
 /* The scan loops of one kind for one dtype: PREFIX the kind, VEC its lanes' native vector and
- * SUFFIX their logical scans (lscan_SUFFIX ...), NL lanes a native vector and LOGICAL a logical
- * one, TVEC the total's, LANES(x, n) the dtype's first n elements of a native vector (zeros
- * after). */
-#define GP_SCAN_KIND(NAME, PREFIX, VEC, SUFFIX, NL, LOGICAL, TVEC, LANES)                         \
-    GP_INLINE void PREFIX##_scan_load_##NAME(const gp_lane_##NAME *x, int64_t n, VEC *v)           \
+ * SUFFIX their operators (combine_SUFFIX, identity_SUFFIX) and logical scans (lscan_SUFFIX ...), NL
+ * lanes a native vector and LOGICAL a logical one, TVEC the total's (TSUFFIX its identity), LANES(x,
+ * n) the dtype's first n elements of a native vector.  Loaded lanes past n become the identity; with
+ * skip_nan, NaN lanes too.  IS_SIGNED: the dtype is a signed integer. */
+#define GP_SCAN_KIND(NAME, PREFIX, VEC, SUFFIX, NL, LOGICAL, TVEC, TSUFFIX, LANES, IS_SIGNED)        \
+    GP_INLINE void PREFIX##_scan_load_##NAME(const gp_lane_##NAME *x, int64_t n, VEC *v, const gp_op op, \
+                                             const int skip_nan)                                   \
     {                                                                                              \
+        const VEC identity = identity_##SUFFIX(op, IS_SIGNED);                                     \
         GP_UNROLL(16)                                                                              \
-        for (int p = 0; p < GP_PARTS; ++p) v[p] = LANES(x + p * NL, n - p * NL);                   \
+        for (int p = 0; p < GP_PARTS; ++p) {                                                       \
+            const int64_t m = n - p * NL;                                                          \
+            v[p] = LANES(x + p * NL, m);                                                           \
+            if (skip_nan) v[p] = GP_SELECT(__typeof__(v[p] != v[p]), v[p] != v[p], identity, v[p]); \
+            if (m < NL)                                                                            \
+                for (int j = m > 0 ? (int)m : 0; j < NL; ++j) v[p][j] = identity[j];               \
+        }                                                                                          \
     }                                                                                              \
     GP_INLINE void PREFIX##_scan_step_##NAME(const gp_lane_##NAME *x, int64_t n, void *out, const int exclusive, \
-                                             int half_out, VEC *carry, TVEC *t)                    \
+                                             int out_size, VEC *carry, TVEC *t, const gp_op op,    \
+                                             const int skip_nan)                                   \
     {                                                                                              \
-        const VEC zero = PREFIX##_scan_zero();                                                     \
+        const VEC identity = identity_##SUFFIX(op, IS_SIGNED);                                     \
         VEC v[GP_PARTS], s[GP_PARTS], shifted[GP_PARTS];                                           \
-        PREFIX##_scan_load_##NAME(x, n, v);                                                        \
+        PREFIX##_scan_load_##NAME(x, n, v, op, skip_nan);                                          \
         memcpy(s, v, sizeof s);                                                                    \
-        lscan_##SUFFIX(s, zero);                                                                   \
-        if (exclusive) lshift_##SUFFIX(shifted, s, zero, 1);                                       \
+        lscan_##SUFFIX(s, identity, op, IS_SIGNED);                                                \
+        if (exclusive) lshift_##SUFFIX(shifted, s, identity, 1);                                   \
         const VEC last = llast_##SUFFIX(s);                                                        \
         GP_UNROLL(16)                                                                              \
         for (int p = 0; p < GP_PARTS; ++p)                                                         \
-            PREFIX##_scan_store(out, p, (exclusive ? shifted[p] : s[p]) + *carry, n - p * NL, half_out); \
-        PREFIX##_scan_total_add(t, v);                                                             \
-        *carry += last;                                                                            \
+            PREFIX##_scan_store(out, p, combine_##SUFFIX(exclusive ? shifted[p] : s[p], *carry, op, IS_SIGNED), \
+                                n - p * NL, out_size);                                             \
+        PREFIX##_scan_total_add(t, v, op, IS_SIGNED);                                              \
+        *carry = combine_##SUFFIX(*carry, last, op, IS_SIGNED);                                    \
     }                                                                                              \
-    static void PREFIX##_scan_total_##NAME(const void *in, int64_t count, gp_partial *total)       \
+    GP_INLINE void PREFIX##_scan_total_##NAME(const void *in, int64_t count, gp_partial *total, const gp_op op, \
+                                              const int skip_nan)                                  \
     {                                                                                              \
         const gp_lane_##NAME *x = in;                                                              \
         VEC v[GP_PARTS];                                                                           \
         TVEC t[GP_PARTS];                                                                          \
-        PREFIX##_scan_total_start(t);                                                              \
+        GP_UNROLL(16)                                                                              \
+        for (int p = 0; p < GP_PARTS; ++p) t[p] = identity_##TSUFFIX(op, IS_SIGNED);               \
         for (int64_t k = 0; k < count; k += LOGICAL) {                                             \
-            PREFIX##_scan_load_##NAME(x + k, count - k, v);                                        \
-            PREFIX##_scan_total_add(t, v);                                                         \
+            PREFIX##_scan_load_##NAME(x + k, count - k, v, op, skip_nan);                          \
+            PREFIX##_scan_total_add(t, v, op, IS_SIGNED);                                          \
         }                                                                                          \
-        PREFIX##_scan_total_end(t, total);                                                         \
+        PREFIX##_scan_total_end(t, total, op, IS_SIGNED);                                          \
     }                                                                                              \
     GP_INLINE void PREFIX##_scan_body_##NAME(const void *in, int64_t count, void *out, const int exclusive, \
-                                             int half_out, const gp_partial *offset, gp_partial *total) \
+                                             int out_size, const gp_partial *offset, gp_partial *total, \
+                                             const gp_op op, const int skip_nan)                   \
     {                                                                                              \
         const gp_lane_##NAME *x = in;                                                              \
-        const int64_t out_size = PREFIX##_scan_out_size(half_out);                                 \
         VEC carry = PREFIX##_scan_carry(offset);                                                   \
         TVEC t[GP_PARTS];                                                                          \
-        PREFIX##_scan_total_start(t);                                                              \
+        GP_UNROLL(16)                                                                              \
+        for (int p = 0; p < GP_PARTS; ++p) t[p] = identity_##TSUFFIX(op, IS_SIGNED);               \
         int64_t k = 0;                                                                             \
         for (; k + LOGICAL <= count; k += LOGICAL)                                                 \
-            PREFIX##_scan_step_##NAME(x + k, LOGICAL, (char *)out + k * out_size, exclusive, half_out, &carry, t); \
+            PREFIX##_scan_step_##NAME(x + k, LOGICAL, (char *)out + k * out_size, exclusive, out_size, &carry, t, \
+                                      op, skip_nan);                                               \
         if (k < count)                                                                             \
-            PREFIX##_scan_step_##NAME(x + k, count - k, (char *)out + k * out_size, exclusive, half_out, &carry, t); \
-        PREFIX##_scan_total_end(t, total);                                                         \
+            PREFIX##_scan_step_##NAME(x + k, count - k, (char *)out + k * out_size, exclusive, out_size, &carry, \
+                                      t, op, skip_nan);                                            \
+        PREFIX##_scan_total_end(t, total, op, IS_SIGNED);                                          \
     }                                                                                              \
-    /* the entry: `exclusive` a constant in the body, so that its test leaves the loop */          \
-    static void PREFIX##_scan_run_##NAME(const void *in, int64_t count, void *out, int exclusive, int half_out, \
-                                         const gp_partial *offset, gp_partial *total)              \
+    /* the run loop: `exclusive` a constant in the body, so that its test leaves the loop */       \
+    GP_INLINE void PREFIX##_scan_run_##NAME(const void *in, int64_t count, void *out, int exclusive, int out_size, \
+                                            const gp_partial *offset, gp_partial *total, const gp_op op, \
+                                            const int skip_nan)                                    \
     {                                                                                              \
-        if (exclusive) PREFIX##_scan_body_##NAME(in, count, out, 1, half_out, offset, total);      \
-        else PREFIX##_scan_body_##NAME(in, count, out, 0, half_out, offset, total);                \
+        if (exclusive) PREFIX##_scan_body_##NAME(in, count, out, 1, out_size, offset, total, op, skip_nan); \
+        else PREFIX##_scan_body_##NAME(in, count, out, 0, out_size, offset, total, op, skip_nan);  \
+    }                                                                                              \
+    /* Along columns: acc (width slots of the kind's type) carries each column's running value from \
+     * row to row; `first` sets it to the identity (an exclusive sum's +0, so that its first output \
+     * is +0).  Every column is scanned on its own, in row order. */                               \
+    GP_INLINE void PREFIX##_scan_columns_##NAME(const void *in, int64_t rows, int64_t stride, void *out, \
+                                                int64_t width, void *accumulator, int first, int exclusive, \
+                                                int out_size, const gp_op op, const int skip_nan)  \
+    {                                                                                              \
+        const gp_lane_##NAME *x = in;                                                              \
+        __typeof__(((VEC){0})[0]) *acc = accumulator;                                              \
+        const VEC identity = identity_##SUFFIX(op, IS_SIGNED);                                     \
+        if (first)                                                                                 \
+            for (int64_t j = 0; j < width; ++j) acc[j] = op == GP_SUM && exclusive ? 0 : identity[0]; \
+        for (int64_t r = 0; r < rows; ++r)                                                         \
+            for (int64_t j = 0; j < width; j += NL) {                                              \
+                const int64_t n = width - j;                                                       \
+                VEC a = identity, v = LANES(x + r * stride + j, n);                                \
+                memcpy(&a, acc + j, (size_t)(n < NL ? n : NL) * sizeof acc[0]);                    \
+                if (skip_nan) v = GP_SELECT(__typeof__(v != v), v != v, identity, v);              \
+                const VEC b = combine_##SUFFIX(a, v, op, IS_SIGNED);                               \
+                GP_STORE_PART(acc + j, b, n);                                                      \
+                PREFIX##_scan_store((char *)out + (r * stride + j) * out_size, 0, exclusive ? a : b, n, out_size); \
+            }                                                                                      \
     }
 
-#define GP_SCAN_KERNELS(NAME, kind, size)                                                          \
+/* Per dtype, the loops of the three kinds (each loads its lanes: word, double or float; lanes past
+ * n are filled by the loads and replaced by scan_load). */
+#define GP_SCAN_KERNELS(NAME, numpy_name, kind, size, host_type, device_type)                     \
     GP_INLINE gp_u64v word_lanes_##NAME(const gp_lane_##NAME *x, int64_t n) { return load_word_part_##NAME(x, n, 0); } \
     GP_INLINE gp_f64v f64_lanes_##NAME(const gp_lane_##NAME *x, int64_t n)                         \
     {                                                                                              \
@@ -1111,72 +1196,45 @@ GP_INLINE void f64_scan_total_end(const gp_f64v *t, gp_partial *total) { total->
     {                                                                                              \
         return load_f32_part_##NAME(x, n, zero_lane_##NAME());                                     \
     }                                                                                              \
-    GP_SCAN_KIND(NAME, word, gp_u64v, u64, GP_NL64, 8, gp_u64v, word_lanes_##NAME)                 \
-    GP_SCAN_KIND(NAME, f64, gp_f64v, f64, GP_NL64, 8, gp_f64v, f64_lanes_##NAME)                   \
-    GP_SCAN_KIND(NAME, f32, gp_f32v, f32, GP_NL32, 16, gp_f64v, f32_lanes_##NAME)
+    GP_SCAN_KIND(NAME, word, gp_u64v, u64, GP_NL64, 8, gp_u64v, u64, word_lanes_##NAME, kind == 'i') \
+    GP_SCAN_KIND(NAME, f64, gp_f64v, f64, GP_NL64, 8, gp_f64v, f64, f64_lanes_##NAME, 0)           \
+    GP_SCAN_KIND(NAME, f32, gp_f32v, f32, GP_NL32, 16, gp_f64v, f64, f32_lanes_##NAME, 0)
+GP_DTYPES(GP_SCAN_KERNELS)
+#undef GP_SCAN_KERNELS
 
-/* Scans along columns: acc (width slots of the kind's type) carries each column's running sum from
- * row to row; `first` sets it to the identity (+0 for an exclusive scan, -0.0 for an inclusive
- * one, so that a scan of -0.0 is -0.0). */
-#define GP_SCAN_COLUMN_KERNELS(NAME, kind, size)                                                   \
-    static void word_scan_columns_##NAME(const void *in, int64_t rows, int64_t stride, void *out, int64_t width, \
-                                         void *accumulator, int first, int exclusive, int half_out) \
+/* The table's scan entries: the loops of one kind, dtype, operator and NaN rule (static, so that
+ * only the entries the table names are compiled). */
+#define GP_SCAN_OP_LOOPS(NAME, PREFIX, OPNAME, OP, SKIP_NAN)                                       \
+    static void PREFIX##_scan_total_##OPNAME##_##NAME(const void *in, int64_t count, gp_partial *total) \
     {                                                                                              \
-        (void)half_out;                                                                            \
-        const gp_lane_##NAME *x = in;                                                              \
-        uint64_t *y = out, *acc = accumulator;                                                     \
-        if (first)                                                                                 \
-            for (int64_t j = 0; j < width; ++j) acc[j] = 0;                                        \
-        for (int64_t r = 0; r < rows; ++r)                                                         \
-            for (int64_t j = 0; j < width; j += GP_NL64) {                                         \
-                const int64_t n = width - j;                                                       \
-                const gp_u64v a = load_word_part_UINT64(acc + j, n, 0);                            \
-                const gp_u64v b = a + load_word_part_##NAME(x + r * stride + j, n, 0);             \
-                GP_STORE_PART(acc + j, b, n);                                                      \
-                GP_STORE_PART(y + r * stride + j, exclusive ? a : b, n);                           \
-            }                                                                                      \
+        PREFIX##_scan_total_##NAME(in, count, total, OP, SKIP_NAN);                                \
     }                                                                                              \
-    static void f64_scan_columns_##NAME(const void *in, int64_t rows, int64_t stride, void *out, int64_t width, \
-                                        void *accumulator, int first, int exclusive, int half_out) \
+    static void PREFIX##_scan_run_##OPNAME##_##NAME(const void *in, int64_t count, void *out, int exclusive, \
+                                                    int out_size, const gp_partial *offset, gp_partial *total) \
     {                                                                                              \
-        (void)half_out;                                                                            \
-        const gp_lane_##NAME *x = in;                                                              \
-        double *y = out, *acc = accumulator;                                                       \
-        if (first)                                                                                 \
-            for (int64_t j = 0; j < width; ++j) acc[j] = exclusive ? 0.0 : -0.0;                   \
-        for (int64_t r = 0; r < rows; ++r)                                                         \
-            for (int64_t j = 0; j < width; j += GP_NL64) {                                         \
-                const int64_t n = width - j;                                                       \
-                const gp_f64v a = load_f64_part_FLOAT64(acc + j, n, 0.0);                          \
-                const gp_f64v b = a + load_f64_part_##NAME(x + r * stride + j, n, zero_lane_##NAME()); \
-                GP_STORE_PART(acc + j, b, n);                                                      \
-                GP_STORE_PART(y + r * stride + j, exclusive ? a : b, n);                           \
-            }                                                                                      \
+        PREFIX##_scan_run_##NAME(in, count, out, exclusive, out_size, offset, total, OP, SKIP_NAN); \
     }                                                                                              \
-    static void f32_scan_columns_##NAME(const void *in, int64_t rows, int64_t stride, void *out, int64_t width, \
-                                        void *accumulator, int first, int exclusive, int half_out) \
+    static void PREFIX##_scan_columns_##OPNAME##_##NAME(const void *in, int64_t rows, int64_t stride, void *out, \
+                                                        int64_t width, void *acc, int first, int exclusive, \
+                                                        int out_size)                              \
     {                                                                                              \
-        const gp_lane_##NAME *x = in;                                                              \
-        float *acc = accumulator;                                                                  \
-        if (first)                                                                                 \
-            for (int64_t j = 0; j < width; ++j) acc[j] = exclusive ? 0.0f : -0.0f;                 \
-        for (int64_t r = 0; r < rows; ++r)                                                         \
-            for (int64_t j = 0; j < width; j += GP_NL32) {                                         \
-                const int64_t n = width - j;                                                       \
-                const gp_f32v a = load_f32_part_FLOAT32(acc + j, n, 0.0f);                         \
-                const gp_f32v b = a + load_f32_part_##NAME(x + r * stride + j, n, zero_lane_##NAME()); \
-                const gp_f32v result = exclusive ? a : b;                                          \
-                GP_STORE_PART(acc + j, b, n);                                                      \
-                if (half_out) GP_STORE_PART((uint16_t *)out + r * stride + j, f32_to_half(result), n); \
-                else GP_STORE_PART((float *)out + r * stride + j, result, n);                      \
-            }                                                                                      \
+        PREFIX##_scan_columns_##NAME(in, rows, stride, out, width, acc, first, exclusive, out_size, OP, SKIP_NAN); \
     }
-
-#define GP_ALL_SCAN_KERNELS(NAME, numpy_name, kind, size, host_type, device_type)                 \
-    GP_SCAN_KERNELS(NAME, kind, size)                                                              \
-    GP_SCAN_COLUMN_KERNELS(NAME, kind, size)
-GP_DTYPES(GP_ALL_SCAN_KERNELS)
-#undef GP_ALL_SCAN_KERNELS
+#define GP_SCAN_OPS(NAME, PREFIX)                                                                  \
+    GP_SCAN_OP_LOOPS(NAME, PREFIX, sum, GP_SUM, 0)                                                 \
+    GP_SCAN_OP_LOOPS(NAME, PREFIX, prod, GP_PROD, 0)                                               \
+    GP_SCAN_OP_LOOPS(NAME, PREFIX, min, GP_MIN, 0)                                                 \
+    GP_SCAN_OP_LOOPS(NAME, PREFIX, max, GP_MAX, 0)                                                 \
+    GP_SCAN_OP_LOOPS(NAME, PREFIX, nansum, GP_SUM, 1)                                              \
+    GP_SCAN_OP_LOOPS(NAME, PREFIX, nanprod, GP_PROD, 1)
+#define GP_ALL_SCAN_OPS(NAME, numpy_name, kind, size, host_type, device_type)                     \
+    GP_SCAN_OPS(NAME, word)                                                                        \
+    GP_SCAN_OPS(NAME, f64)                                                                         \
+    GP_SCAN_OPS(NAME, f32)
+GP_DTYPES(GP_ALL_SCAN_OPS)
+#undef GP_ALL_SCAN_OPS
+#undef GP_SCAN_OPS
+#undef GP_SCAN_OP_LOOPS
 
 /* ---- correlation --------------------------------------------------------------------------------- */
 
@@ -1354,6 +1412,8 @@ GP_TRANSPOSE_KERNEL(8)
     if (kind == 'f' && size <= 4) {                                                                \
         t.reduce_run[GP_SUM][GP_ACC_F32][GP_##NAME] = f64_run_sum_##NAME;                          \
         t.reduce_columns[GP_SUM][GP_ACC_F32][GP_##NAME] = f32_columns_sum_##NAME;                  \
+        t.reduce_run[GP_PROD][GP_ACC_F32][GP_##NAME] = f64_run_prod_##NAME;                        \
+        t.reduce_columns[GP_PROD][GP_ACC_F32][GP_##NAME] = f32_columns_prod_##NAME;                \
     }
 
 /* argmin/argmax find the best value with min/max's loops, then its first index; any, all and
@@ -1375,17 +1435,36 @@ GP_TRANSPOSE_KERNEL(8)
     t.arg_columns[0][GP_##NAME] = arg_columns_min_##NAME;                                          \
     t.arg_columns[1][GP_##NAME] = arg_columns_max_##NAME;
 
-#define GP_SCAN_ENTRY(NAME, ACC, PREFIX)                                                           \
-    t.scan_total[ACC][GP_##NAME] = PREFIX##_scan_total_##NAME;                                     \
-    t.scan_run[ACC][GP_##NAME] = PREFIX##_scan_run_##NAME;                                         \
-    t.scan_columns[ACC][GP_##NAME] = PREFIX##_scan_columns_##NAME;
-#define GP_SCAN_ENTRIES(NAME, numpy_name, kind, size, host_type, device_type)                     \
-    if (kind != 'f') {                                                                             \
-        GP_SCAN_ENTRY(NAME, GP_ACC_WORD, word)                                                     \
+#define GP_SCAN_ENTRY(NAME, OP, SKIP_NAN, ACC, PREFIX, OPNAME)                                     \
+    t.scan_total[OP][SKIP_NAN][ACC][GP_##NAME] = PREFIX##_scan_total_##OPNAME##_##NAME;            \
+    t.scan_run[OP][SKIP_NAN][ACC][GP_##NAME] = PREFIX##_scan_run_##OPNAME##_##NAME;                \
+    t.scan_columns[OP][SKIP_NAN][ACC][GP_##NAME] = PREFIX##_scan_columns_##OPNAME##_##NAME;
+/* Sums and products: in words (integers), double (any), float lanes (float16 and float32); with
+ * NaN read as the identity for floats.  Min and max: the dtype's own kind. */
+#define GP_SCAN_ACCUMULATE_ENTRIES(NAME, kind, size, OP, SKIP_NAN, OPNAME)                         \
+    if (kind != 'f' && !SKIP_NAN) {                                                                \
+        GP_SCAN_ENTRY(NAME, OP, SKIP_NAN, GP_ACC_WORD, word, OPNAME)                               \
     }                                                                                              \
-    GP_SCAN_ENTRY(NAME, GP_ACC_F64, f64)                                                           \
+    if (kind == 'f' || !SKIP_NAN) {                                                                \
+        GP_SCAN_ENTRY(NAME, OP, SKIP_NAN, GP_ACC_F64, f64, OPNAME)                                 \
+    }                                                                                              \
     if (kind == 'f' && size <= 4) {                                                                \
-        GP_SCAN_ENTRY(NAME, GP_ACC_F32, f32)                                                       \
+        GP_SCAN_ENTRY(NAME, OP, SKIP_NAN, GP_ACC_F32, f32, OPNAME)                                 \
+    }
+#define GP_SCAN_ENTRIES(NAME, numpy_name, kind, size, host_type, device_type)                     \
+    GP_SCAN_ACCUMULATE_ENTRIES(NAME, kind, size, GP_SUM, 0, sum)                                   \
+    GP_SCAN_ACCUMULATE_ENTRIES(NAME, kind, size, GP_PROD, 0, prod)                                 \
+    GP_SCAN_ACCUMULATE_ENTRIES(NAME, kind, size, GP_SUM, 1, nansum)                                \
+    GP_SCAN_ACCUMULATE_ENTRIES(NAME, kind, size, GP_PROD, 1, nanprod)                              \
+    if (kind != 'f') {                                                                             \
+        GP_SCAN_ENTRY(NAME, GP_MIN, 0, GP_ACC_WORD, word, min)                                     \
+        GP_SCAN_ENTRY(NAME, GP_MAX, 0, GP_ACC_WORD, word, max)                                     \
+    } else if (size <= 4) {                                                                        \
+        GP_SCAN_ENTRY(NAME, GP_MIN, 0, GP_ACC_F32, f32, min)                                       \
+        GP_SCAN_ENTRY(NAME, GP_MAX, 0, GP_ACC_F32, f32, max)                                       \
+    } else {                                                                                       \
+        GP_SCAN_ENTRY(NAME, GP_MIN, 0, GP_ACC_F64, f64, min)                                       \
+        GP_SCAN_ENTRY(NAME, GP_MAX, 0, GP_ACC_F64, f64, max)                                       \
     }
 
 #define GP_CORRELATE_ENTRIES(NAME, numpy_name, kind, size, host_type, device_type)               \
@@ -1411,6 +1490,7 @@ static void fill_table(gp_cpu_kernels *table)
 #undef GP_REDUCE_ENTRIES
 #undef GP_FAMILY_ENTRIES
 #undef GP_SCAN_ENTRY
+#undef GP_SCAN_ACCUMULATE_ENTRIES
 #undef GP_SCAN_ENTRIES
 #undef GP_CORRELATE_ENTRIES
 

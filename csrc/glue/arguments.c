@@ -1,6 +1,59 @@
 /* NumPy argument normalisation (arguments.h). */
 #include "glue/arguments.h"
+
+#include <limits.h>
+#include <stdarg.h>
 #include "glue/pinned_memory.h"
+
+int gp_parse_arguments(const char *entry, PyObject *const *args, Py_ssize_t nargs, const char *format, ...)
+{
+    Py_ssize_t required = -1, most = 0;
+    for (const char *f = format; *f != '\0'; ++f) {
+        if (*f == '|') required = most;
+        else ++most;
+    }
+    if (required < 0) required = most;
+    if (nargs < required || nargs > most) {
+        PyErr_Format(PyExc_TypeError, "%s() takes %zd to %zd positional arguments (%zd given)", entry, required, most,
+                     nargs);
+        return -1;
+    }
+    va_list targets;
+    va_start(targets, format);
+    int status = 0;
+    Py_ssize_t next = 0;
+    for (const char *f = format; *f != '\0' && next < nargs && status == 0; ++f) {
+        if (*f == '|') continue;
+        PyObject *arg = args[next++];
+        if (*f == 'O') {
+            *va_arg(targets, PyObject **) = arg;
+        } else if (*f == 'L') {
+            const long long value = PyLong_AsLongLong(arg);
+            if (value == -1 && PyErr_Occurred()) status = -1;
+            else *va_arg(targets, long long *) = value;
+        } else if (*f == 'd') {
+            const double value = PyFloat_AsDouble(arg);
+            if (value == -1.0 && PyErr_Occurred()) status = -1;
+            else *va_arg(targets, double *) = value;
+        } else if (*f == 'p') {
+            const int truth = PyObject_IsTrue(arg);
+            if (truth < 0) status = -1;
+            else *va_arg(targets, int *) = truth;
+        } else { /* 'i' */
+            const long value = PyLong_AsLong(arg);
+            if (value == -1 && PyErr_Occurred()) {
+                status = -1;
+            } else if (value < INT_MIN || value > INT_MAX) {
+                PyErr_Format(PyExc_OverflowError, "%s(): argument %zd does not fit a C int", entry, next);
+                status = -1;
+            } else {
+                *va_arg(targets, int *) = (int)value;
+            }
+        }
+    }
+    va_end(targets);
+    return status;
+}
 
 int gp_dtype_of(PyArray_Descr *descr)
 {

@@ -9,6 +9,14 @@
 /* Python-visible helpers: array_from_object (SciPy's fill value conversion). */
 extern PyMethodDef gp_argument_methods[];
 
+/* The positional arguments of a METH_FASTCALL entry named `entry`, by `format`: O (PyObject **,
+ * borrowed), i and p (int *: an integer; a truth value), L (long long *), d (double *: a number,
+ * as float() reads it), '|' before the optional ones (their targets keep their values when not
+ * given).  PyArg_ParseTuple's work without its
+ * argument tuple and its format's generality: the entries are called on every gpuprims call.
+ * Returns 0, or -1 with TypeError or OverflowError set. */
+int gp_parse_arguments(const char *entry, PyObject *const *args, Py_ssize_t nargs, const char *format, ...);
+
 /* The gp_dtype of a NumPy dtype, by kind and size (so 'l' and 'q' both map to int64), or -1. */
 int gp_dtype_of(PyArray_Descr *descr);
 /* The gp_dtype of a NumPy type number, or -1 with TypeError set. */

@@ -4,8 +4,9 @@
  * Every entry starts with the same four arguments:
  *   src      the input: a numpy.ndarray on the host, or a device operand (ptr, typenum, shape,
  *            strides) of device-resident data;
- *   out      for host inputs the result's shape (a tuple, or None for 1-D); for device operands the
- *            device address the result is written to;
+ *   out      for host inputs the result's shape (a tuple, or None for 1-D), or the array the result
+ *            is written to (C-contiguous, aligned, writeable, of the result's dtype and size: a
+ *            function's out=); for device operands the device address the result is written to;
  *   device   a CUDA device index, -1 for the CPU, -2 for wherever the call finishes first;
  *   repeats  0 runs the call and returns its result (a new array, or a NumPy scalar for shape ();
  *            None for device operands); N > 0 returns the milliseconds of N runs of its work (a host
@@ -35,6 +36,7 @@ typedef struct {
     PyObject *held[2];        /* host arrays the call reads besides (a correlation's mask and fill) */
     PyArray_Descr *out_descr; /* the host output's dtype (owned) */
     int64_t out_count;        /* the output's elements */
+    PyArrayObject *target;    /* the host array the caller gave for the result (borrowed), or NULL */
 } request;
 
 static void release(request *r)
@@ -163,6 +165,24 @@ static PyObject *tiles(const gp_call *call, const gp_plan *plan)
 
 /* ---- planning and running -------------------------------------------------------------------------- */
 
+/* A host call's `out` argument when it is an array (the result's destination): checked, and
+ * call.out set to it before planning, so that the planner sees whether it is pinned. */
+static int take_target(request *r, PyObject *out)
+{
+    if (r->resident || !PyArray_Check(out)) return 0;
+    PyArrayObject *target = (PyArrayObject *)out;
+    const int flags = NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED | NPY_ARRAY_WRITEABLE;
+    if (!PyArray_CHKFLAGS(target, flags) || PyArray_SIZE(target) != r->out_count ||
+        !PyArray_EquivTypes(PyArray_DESCR(target), r->out_descr)) {
+        PyErr_SetString(PyExc_ValueError, "out must be a C-contiguous, aligned, writeable array of the result's "
+                                          "dtype and size");
+        return -1;
+    }
+    r->target = target;
+    r->call.out = PyArray_DATA(target);
+    return 0;
+}
+
 static int plan_request(request *r, int device, int repeats, gp_plan *plan)
 {
     gp_error err = {GP_OK, ""};
@@ -188,6 +208,9 @@ static PyObject *run_planned(request *r, const gp_plan *plan, PyObject *out, int
     if (r->resident) {
         r->call.out = PyLong_AsVoidPtr(out);
         if (r->call.out == NULL && PyErr_Occurred()) goto done;
+    } else if (r->target != NULL) {
+        result = (PyObject *)r->target;
+        Py_INCREF(result);
     } else if (repeats == 0 || plan->route == GP_ROUTE_CPU) { /* a timed GPU call has a device output */
         int ndim;
         npy_intp dims[GP_MAX_DIMS];
@@ -233,7 +256,7 @@ done:
 static PyObject *plan_and_run(request *r, PyObject *out, int device, int repeats)
 {
     gp_plan plan;
-    if (plan_request(r, device, repeats, &plan)) {
+    if (take_target(r, out) || plan_request(r, device, repeats, &plan)) {
         release(r);
         return NULL;
     }
@@ -248,15 +271,15 @@ PyDoc_STRVAR(reduce_doc, "reduce(src, out, device, repeats, op, out_typenum, out
                          "Reduce (op: gp_op's 0 sum, 1 prod, 2 min, 3 max, 4 argmin, 5 argmax, 6 any, 7 all,\n"
                          "8 count_nonzero, 9 var, 10 std; ddof: var's and std's) along n of src's (outer, n, inner) view.");
 
-static PyObject *core_reduce(PyObject *self, PyObject *args)
+static PyObject *core_reduce(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     (void)self;
     PyObject *src, *out;
     int device, repeats, op, out_typenum;
     long long outer, n, inner;
     double ddof = 0.0;
-    if (!PyArg_ParseTuple(args, COMMON_FORMAT "iiLLL|d", &src, &out, &device, &repeats, &op, &out_typenum, &outer, &n,
-                          &inner, &ddof))
+    if (gp_parse_arguments("reduce", args, nargs, COMMON_FORMAT "iiLLL|d", &src, &out, &device, &repeats, &op,
+                           &out_typenum, &outer, &n, &inner, &ddof))
         return NULL;
     request r = {.call = {.primitive = GP_REDUCE}};
     gp_dtype in_dtype, out_dtype;
@@ -269,17 +292,18 @@ static PyObject *core_reduce(PyObject *self, PyObject *args)
     return plan_and_run(&r, out, device, repeats);
 }
 
-PyDoc_STRVAR(scan_doc, "scan(src, out, device, repeats, out_typenum, outer, n, inner, exclusive)\n\n"
-                       "Prefix sum along n of src's (outer, n, inner) view.");
+PyDoc_STRVAR(scan_doc, "scan(src, out, device, repeats, out_typenum, outer, n, inner, exclusive, op=0, skip_nan=False)\n\n"
+                       "Scan (op: 0 sum, 1 prod, 2 min, 3 max; NaN read as op's identity with skip_nan) along n\n"
+                       "of src's (outer, n, inner) view.");
 
-static PyObject *core_scan(PyObject *self, PyObject *args)
+static PyObject *core_scan(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     (void)self;
     PyObject *src, *out;
-    int device, repeats, out_typenum, exclusive;
+    int device, repeats, out_typenum, exclusive, op = GP_SUM, skip_nan = 0;
     long long outer, n, inner;
-    if (!PyArg_ParseTuple(args, COMMON_FORMAT "iLLLp", &src, &out, &device, &repeats, &out_typenum, &outer, &n, &inner,
-                          &exclusive))
+    if (gp_parse_arguments("scan", args, nargs, COMMON_FORMAT "iLLLp|ip", &src, &out, &device, &repeats,
+                           &out_typenum, &outer, &n, &inner, &exclusive, &op, &skip_nan))
         return NULL;
     request r = {.call = {.primitive = GP_SCAN}};
     gp_dtype in_dtype, out_dtype;
@@ -287,7 +311,7 @@ static PyObject *core_scan(PyObject *self, PyObject *args)
         release(&r);
         return NULL;
     }
-    r.call.scan = (gp_scan_args){in_dtype, out_dtype, outer, n, inner, exclusive};
+    r.call.scan = (gp_scan_args){in_dtype, out_dtype, outer, n, inner, exclusive, (gp_op)op, skip_nan};
     r.out_count = outer * n * inner;
     return plan_and_run(&r, out, device, repeats);
 }
@@ -297,14 +321,14 @@ PyDoc_STRVAR(correlate_doc,
              "out[i, j] = sum of mask[p, q] * image(i + row_offset + p, j + col_offset + q) for the 2-D image src\n"
              "(see gp_correlate_args); mask (2-D) and fill (one element) are host arrays of src's dtype.");
 
-static PyObject *core_correlate(PyObject *self, PyObject *args)
+static PyObject *core_correlate(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     (void)self;
     PyObject *src, *out, *mask, *fill;
     int device, repeats, boundary;
     long long out_rows, out_cols, row_offset, col_offset;
-    if (!PyArg_ParseTuple(args, COMMON_FORMAT "OOLLLLi", &src, &out, &device, &repeats, &mask, &fill, &out_rows,
-                          &out_cols, &row_offset, &col_offset, &boundary))
+    if (gp_parse_arguments("correlate", args, nargs, COMMON_FORMAT "OOLLLLi", &src, &out, &device, &repeats, &mask,
+                           &fill, &out_rows, &out_cols, &row_offset, &col_offset, &boundary))
         return NULL;
     request r = {.call = {.primitive = GP_CORRELATE}};
     gp_dtype dtype, mask_dtype = GP_NUM_DTYPES, fill_dtype = GP_NUM_DTYPES;
@@ -344,12 +368,12 @@ PyDoc_STRVAR(copy_doc, "copy(src, out, device, repeats)\n\n"
                        "A C-contiguous copy of the strided view src (any strides, any byte order: the result keeps\n"
                        "src's dtype); a transpose is the copy of a permuted view.");
 
-static PyObject *core_copy(PyObject *self, PyObject *args)
+static PyObject *core_copy(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     (void)self;
     PyObject *src, *out;
     int device, repeats;
-    if (!PyArg_ParseTuple(args, COMMON_FORMAT, &src, &out, &device, &repeats)) return NULL;
+    if (gp_parse_arguments("copy", args, nargs, COMMON_FORMAT, &src, &out, &device, &repeats)) return NULL;
     request r = {.call = {.primitive = GP_COPY}};
     gp_dtype dtype;
     int64_t count;
@@ -392,13 +416,14 @@ PyDoc_STRVAR(convert_doc, "convert(src, out, device, repeats, out_typenum, divis
                           "Casts device-resident elements as NumPy's astype (after dividing floats by divisor\n"
                           "when it is not 0).");
 
-static PyObject *core_convert(PyObject *self, PyObject *args)
+static PyObject *core_convert(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     (void)self;
     PyObject *src, *out;
     int device, repeats, out_typenum;
     long long divisor;
-    if (!PyArg_ParseTuple(args, COMMON_FORMAT "iL", &src, &out, &device, &repeats, &out_typenum, &divisor))
+    if (gp_parse_arguments("convert", args, nargs, COMMON_FORMAT "iL", &src, &out, &device, &repeats, &out_typenum,
+                           &divisor))
         return NULL;
     request r = {.call = {.primitive = GP_CONVERT}};
     gp_dtype in_dtype, out_dtype;
@@ -413,10 +438,10 @@ static PyObject *core_convert(PyObject *self, PyObject *args)
 }
 
 PyMethodDef gp_call_methods[] = {
-    {"reduce", core_reduce, METH_VARARGS, reduce_doc},
-    {"scan", core_scan, METH_VARARGS, scan_doc},
-    {"correlate", core_correlate, METH_VARARGS, correlate_doc},
-    {"copy", core_copy, METH_VARARGS, copy_doc},
-    {"convert", core_convert, METH_VARARGS, convert_doc},
+    {"reduce", (PyCFunction)(void (*)(void))core_reduce, METH_FASTCALL, reduce_doc},
+    {"scan", (PyCFunction)(void (*)(void))core_scan, METH_FASTCALL, scan_doc},
+    {"correlate", (PyCFunction)(void (*)(void))core_correlate, METH_FASTCALL, correlate_doc},
+    {"copy", (PyCFunction)(void (*)(void))core_copy, METH_FASTCALL, copy_doc},
+    {"convert", (PyCFunction)(void (*)(void))core_convert, METH_FASTCALL, convert_doc},
     {NULL, NULL, 0, NULL},
 };

@@ -7,13 +7,17 @@
 
 #include "planner/costs.h"
 
-/* The bus, measured on the H100 machine (PCIe 5, issue 13's baseline run): to_device of 4 MiB
- * float32 0.39 ms and DeviceArray.get 0.35 ms (pageable, allocation and page faults included);
- * pinned copies 52-55 GB/s both ways (the benchmark's h2d-pinned rows, 256 MiB-1 GiB); streamed
- * calls from pageable memory 23-32 GB/s on their larger side (sum 2^28 float32 33.9 ms, prefix_sum
- * 2^28 47.5 ms) and about 0.1 ms of set-up. */
-static const double h2d_gbps = 10.5, d2h_gbps = 12.0, pinned_gbps = 52.0, stream_fixed_us = 100.0,
-                    stream_gbps = 25.0;
+/* The bus, fitted on the H100 machine (PCIe 5; the calibration run of primitives.c): to_device
+ * (+ synchronize) and DeviceArray.get of pageable float32, 2^8..2^22 elements, allocation and page
+ * faults included; to_device of pinned arrays up to 2^26; streamed calls of every op, 2^24..2^26,
+ * from pageable memory (the engine's host threads copy through pinned staging). */
+static const double h2d_gbps = 11.05, d2h_gbps = 8.72, pinned_gbps = 54.8, stream_fixed_us = 446.0,
+                    stream_gbps = 47.0;
+
+/* glibc's malloc reuses freed blocks below its largest mmap threshold (32 MiB on 64-bit Linux) and
+ * maps larger ones afresh, so every large result's pages fault in as they are first written: on the
+ * H100 machine a CPU prefix_sum of 2^22 float32 (16 MiB out) takes 0.21 ms, of 2^24 (64 MiB) 5.1 ms. */
+static const double fresh_min_bytes = 32.0 * 1024 * 1024;
 
 /* A constant's name and where it lives: in gp_costs (shared) or in gp_primitive_costs. */
 typedef struct {
@@ -27,12 +31,14 @@ static const cost_field shared_fields[] = {
     {"pinned_gbps", offsetof(gp_costs, pinned_gbps)},
     {"stream_fixed_us", offsetof(gp_costs, stream_fixed_us)},
     {"stream_gbps", offsetof(gp_costs, stream_gbps)},
+    {"fresh_min_bytes", offsetof(gp_costs, fresh_min_bytes)},
 };
 
 static const cost_field primitive_fields[] = {
     {"cpu_fixed_us", offsetof(gp_primitive_costs, cpu_fixed_us)},
     {"cpu_gbps", offsetof(gp_primitive_costs, cpu_gbps)},
     {"cpu_gmacs", offsetof(gp_primitive_costs, cpu_gmacs)},
+    {"cpu_fresh_gbps", offsetof(gp_primitive_costs, cpu_fresh_gbps)},
     {"cuda_fixed_us", offsetof(gp_primitive_costs, cuda_fixed_us)},
     {"cuda_gmacs", offsetof(gp_primitive_costs, cuda_gmacs)},
     {"stream_min_bytes", offsetof(gp_primitive_costs, stream_min_bytes)},
@@ -87,8 +93,9 @@ static int apply_override(gp_costs *costs, const char *item, size_t length, gp_e
         char message[sizeof err->message];
         snprintf(message, sizeof message,
                  "GPUPRIMS_COSTS: cannot read %.*s (want name=value with a non-negative number; names: "
-                 "h2d_gbps, d2h_gbps, pinned_gbps, stream_fixed_us, stream_gbps, and "
-                 "<primitive>.cpu_fixed_us, .cpu_gbps, .cpu_gmacs, .cuda_fixed_us, .cuda_gmacs, .stream_min_bytes "
+                 "h2d_gbps, d2h_gbps, pinned_gbps, stream_fixed_us, stream_gbps, fresh_min_bytes, and "
+                 "<primitive>.cpu_fixed_us, .cpu_gbps, .cpu_gmacs, .cpu_fresh_gbps, .cuda_fixed_us, .cuda_gmacs, "
+                 ".stream_min_bytes "
                  "for reduce, scan, correlate, copy)",
                  (int)(length < 80 ? length : 80), item);
         return gp_fail(err, GP_ERR_INVALID, message);
@@ -105,6 +112,7 @@ int gp_costs_current(gp_costs *costs, gp_error *err)
     costs->pinned_gbps = pinned_gbps;
     costs->stream_fixed_us = stream_fixed_us;
     costs->stream_gbps = stream_gbps;
+    costs->fresh_min_bytes = fresh_min_bytes;
     const char *setting = getenv("GPUPRIMS_COSTS");
     for (const char *item = setting; item != NULL && *item != '\0';) {
         const char *comma = strchr(item, ',');
@@ -123,8 +131,9 @@ static double transfer_us(double bytes, double gbps) { return gbps > 0.0 ? bytes
 double gp_cost_cpu_us(const gp_costs *costs, gp_primitive primitive, const gp_traffic *t)
 {
     const gp_primitive_costs *c = &costs->primitive[primitive];
+    const double fresh_bytes = (double)t->out_bytes >= costs->fresh_min_bytes ? (double)t->out_bytes : 0.0;
     return c->cpu_fixed_us + transfer_us((double)t->in_bytes + (double)t->out_bytes, c->cpu_gbps) +
-           transfer_us(t->macs, c->cpu_gmacs);
+           transfer_us(t->macs, c->cpu_gmacs) + transfer_us(fresh_bytes, c->cpu_fresh_gbps);
 }
 
 double gp_cost_cuda_us(const gp_costs *costs, gp_primitive primitive, const gp_traffic *t, gp_route route,

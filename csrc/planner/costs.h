@@ -14,6 +14,7 @@ typedef struct {
     double pinned_gbps;        /* copies from or to page-locked memory */
     double stream_fixed_us;    /* a streamed call's time beyond its copies */
     double stream_gbps;        /* a streamed call from pageable memory: bytes of its larger side per ns */
+    double fresh_min_bytes;    /* host results from this size come in fresh pages, faulted in as written */
 } gp_costs;
 
 /* The measured constants with GPUPRIMS_COSTS applied; GP_ERR_INVALID for a name or value it cannot

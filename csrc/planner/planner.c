@@ -81,11 +81,13 @@ static int input_pinned(const gp_call *call, const gp_traffic *t)
     return t->in_bytes > 0 && gp_cuda_host_is_pinned((const char *)call->in - t->in_offset, t->in_bytes);
 }
 
-/* Whether a streamed result of out_bytes goes to a cached pinned block. */
-static int result_pinnable(gp_route route, size_t out_bytes)
+/* Whether a streamed result goes to page-locked memory: the caller's (call->out, given before
+ * planning) when it is pinned, else a cached pinned block when out_bytes is worth one. */
+static int result_pinnable(const gp_call *call, gp_route route, size_t out_bytes)
 {
-    return route == GP_ROUTE_STREAMED && out_bytes >= min_pinned_result_bytes &&
-           out_bytes <= gp_cuda_pinned_cache_capacity();
+    if (route != GP_ROUTE_STREAMED) return 0;
+    if (call->out != NULL) return gp_cuda_host_is_pinned(call->out, out_bytes);
+    return out_bytes >= min_pinned_result_bytes && out_bytes <= gp_cuda_pinned_cache_capacity();
 }
 
 /* Device GP_DEVICE_AUTO: whether the GPU finishes first.  The input's pinning is asked only when the
@@ -93,7 +95,7 @@ static int result_pinnable(gp_route route, size_t out_bytes)
 static int gpu_wins(const gp_costs *costs, const gp_call *call, const gp_traffic *t, gp_route route, gp_plan *plan,
                     int *pinned)
 {
-    const int result_pinned = result_pinnable(route, t->out_bytes);
+    const int result_pinned = result_pinnable(call, route, t->out_bytes);
     plan->cpu_us = gp_cost_cpu_us(costs, call->primitive, t);
     plan->cuda_us = gp_cost_cuda_us(costs, call->primitive, t, route, 1, result_pinned);
     if (plan->cpu_us <= plan->cuda_us) return 0;
@@ -121,7 +123,7 @@ static int plan_gpu(const gp_call *call, const gp_primitive_row *row, const gp_t
     plan->stream = settings.stream;
     /* The engine reads a pinned input directly; the short path's copy need not know. */
     plan->input_pinned = route == GP_ROUTE_STREAMED && (pinned >= 0 ? pinned : input_pinned(call, t));
-    plan->result_pinned = plan->repeats == 0 && result_pinnable(route, t->out_bytes);
+    plan->result_pinned = plan->repeats == 0 && result_pinnable(call, route, t->out_bytes);
     return 0;
 }
 

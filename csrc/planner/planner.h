@@ -14,9 +14,10 @@
 #include "contract/gp_error.h"
 #include "contract/gp_plan.h"
 
-/* Plans `call` (whose in is set; out is not needed yet).  device: a CUDA device index,
- * GP_DEVICE_CPU or GP_DEVICE_AUTO; resident: in and out are device addresses on `device`;
- * repeats: see gp_plan.repeats.  Reads the environment settings (once each) the plan needs. */
+/* Plans `call` (whose in is set; out is NULL, or for a host call the memory the caller gave for
+ * the result).  device: a CUDA device index, GP_DEVICE_CPU or GP_DEVICE_AUTO; resident: in and out
+ * are device addresses on `device`; repeats: see gp_plan.repeats.  Reads the environment settings
+ * (once each) the plan needs. */
 int gp_plan_call(const gp_call *call, int device, int resident, int repeats, gp_plan *plan, gp_error *err);
 
 /* Runs a planned call on the backend its route names; with plan->repeats > 0 writes the

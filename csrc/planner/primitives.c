@@ -1,20 +1,22 @@
 /* The planner's table: for each primitive, its checks, its traffic, its CPU backend and its cost
  * constants.
  *
- * The cost constants were fitted (time = fixed + bytes / rate + multiply-adds / rate, relative least
- * squares over 2^8 to 2^24 elements of float32 and int32) to end-to-end times of every op from NumPy
- * arrays on the H100 machine (16 host cores, PCIe 5; issue 13's baseline run at 92bb6bd, the CPU
- * backend of that commit: scalar, one thread).  Median errors of the fits 9-19 %.  The GPU short path's
- * copies are the shared h2d/d2h rates (costs.c); cuda_fixed_us is what is left.  stream_min_bytes are
- * the short path / streaming crossovers measured on the H200 (float32 from pageable memory, short path
- * vs streamed, ms): sum 16 MiB 0.98 vs 1.21, 32 MiB 1.89 vs 1.30; prefix_sum 2 MiB 0.31 vs 0.22;
- * convolve 2 MiB 0.33 vs 0.24 (7 taps); convolve2d 2 MiB 0.32 vs 0.22 (5 x 5); transpose 2 MiB 0.30 vs
- * 0.27 (2 MiB was the smallest size measured).
+ * The cost constants were fitted (time = fixed + bytes / rate + multiply-adds / rate + fresh result
+ * pages / rate, relative least squares) to end-to-end times of every op from NumPy arrays, float32
+ * and int32, on the H100 machine (16 host cores, PCIe 5): `python -m gpuprims.bench --calibrate
+ * --budget 0.1` at c7e4c01 (the CPU backend of issue 14: vector loops, all cores), the CPU over
+ * 2^8..2^26 elements, the GPU's short path over 2^8..2^22.  Median errors of the fits 6-25 %.  The
+ * fresh-page rates were fitted to that run's samples (calibration.csv) after it, when the model
+ * gained them: the CPU's prefix_sum of 2^24 float32 took 5.1 ms where 2^22 took 0.21 ms.  The GPU
+ * short path's copies are the shared h2d/d2h rates (costs.c); cuda_fixed_us is what is left.
+ * stream_min_bytes are the short path / streaming crossovers measured on the H200 (float32 from
+ * pageable memory, short path vs streamed, ms): sum 16 MiB 0.98 vs 1.21, 32 MiB 1.89 vs 1.30;
+ * prefix_sum 2 MiB 0.31 vs 0.22; convolve 2 MiB 0.33 vs 0.24 (7 taps); convolve2d 2 MiB 0.32 vs 0.22
+ * (5 x 5); transpose 2 MiB 0.30 vs 0.27 (2 MiB was the smallest size measured).
  *
- * The CPU constants (cpu_fixed_us, cpu_gbps, cpu_gmacs) predate the CPU backend of issue 14 (vector
- * loops, all cores): they describe the scalar one-thread backend, which was 2-16x slower, so the
- * model now sends to the GPU some calls the CPU would finish first.  They are to be measured again
- * on the GPU machine. */
+ * On that machine the CPU backend finishes every reduction first (sum of 2^26 float32: 1.1-2.5 ms,
+ * streamed from pageable memory 5.5 ms); the GPU takes scans, convolutions and transposes whose
+ * results are large enough to come in fresh pages. */
 #include "contract/copy_layout.h"
 #include "cpu/cpu_backend.h"
 #include "planner/primitives.h"
@@ -47,7 +49,8 @@ static gp_traffic reduce_traffic(const gp_call *call)
 static int scan_check(const gp_call *call, gp_error *err)
 {
     const gp_scan_args *s = &call->scan;
-    if (!gp_accumulate_supported(s->in_dtype, s->out_dtype)) return invalid(err, "unsupported scan dtype pair");
+    if (!gp_scan_supported(s->op, s->in_dtype, s->out_dtype))
+        return invalid(err, "unsupported scan or dtype pair");
     if (s->outer < 1 || s->n < 1 || s->inner < 1) return invalid(err, "scan: empty (outer, n, inner)");
     return 0;
 }
@@ -124,12 +127,13 @@ static gp_traffic convert_traffic(const gp_call *call)
 /* ---- the table ----------------------------------------------------------------------------------- */
 
 const gp_primitive_row gp_primitives[GP_NUM_PRIMITIVES] = {
-    /*               cpu: fixed us, GB/s, GMAC/s;  cuda: fixed us, GMAC/s;  streams from */
-    [GP_REDUCE] = {"reduce", reduce_check, reduce_traffic, gp_cpu_reduce, 1, {7.5, 2.0, 0.0, 38.0, 0.0, 32 * MIB}},
-    [GP_SCAN] = {"scan", scan_check, scan_traffic, gp_cpu_scan, 1, {5.7, 3.6, 0.0, 36.0, 0.0, 2 * MIB}},
-    /* cuda_gmacs: the 1-D kernel with 4097 taps does 11.7 multiply-adds per ns on the H200 */
+    /*         cpu: fixed us, GB/s, GMAC/s, fresh GB/s;  cuda: fixed us, GMAC/s;  streams from */
+    [GP_REDUCE] = {"reduce", reduce_check, reduce_traffic, gp_cpu_reduce, 1,
+                   {6.16, 233.6, 0.0, 0.0, 31.2, 0.0, 32 * MIB}},
+    [GP_SCAN] = {"scan", scan_check, scan_traffic, gp_cpu_scan, 1, {4.53, 137.6, 0.0, 14.2, 32.6, 0.0, 2 * MIB}},
+    /* cpu_gbps: the fit found no byte term beyond the multiply-adds (0: not counted) */
     [GP_CORRELATE] = {"correlate", correlate_check, correlate_traffic, gp_cpu_correlate, 1,
-                      {12.9, 3.7, 0.96, 46.0, 8000.0, 2 * MIB}},
-    [GP_COPY] = {"copy", copy_check, copy_traffic, gp_cpu_copy, 1, {3.0, 6.75, 0.0, 28.0, 0.0, 2 * MIB}},
-    [GP_CONVERT] = {"convert", convert_check, convert_traffic, NULL, 0, {0.0, 1.0, 0.0, 0.0, 0.0, 0.0}},
+                      {19.7, 0.0, 136.7, 21.4, 42.4, 9248.0, 2 * MIB}},
+    [GP_COPY] = {"copy", copy_check, copy_traffic, gp_cpu_copy, 1, {4.57, 114.7, 0.0, 20.0, 32.5, 0.0, 2 * MIB}},
+    [GP_CONVERT] = {"convert", convert_check, convert_traffic, NULL, 0, {0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0}},
 };

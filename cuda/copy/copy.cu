@@ -32,9 +32,11 @@ namespace gp {
 struct TransposeTuning {
     static constexpr int threads = 256;  // block size of every copy kernel
     // Register caps: 5 vector blocks (80 KiB of tiles in flight) per SM, 4 for 1-byte elements
-    // (their 16-word transposes need more registers); 6 element blocks.
-    template <class T> static constexpr int vector_min_blocks = sizeof(T) == 1 ? 4 : 5;
-    static constexpr int element_min_blocks = 6;
+    // (their 16-word transposes need more registers); 6 element blocks; fewer where the SM holds
+    // fewer threads (Turing: 4).
+    template <class T>
+    static constexpr int vector_min_blocks = LaunchLimits::min_blocks(threads, sizeof(T) == 1 ? 4 : 5);
+    static constexpr int element_min_blocks = LaunchLimits::min_blocks(threads, 6);
     // Vector kernel: a 16 KiB shared tile of rows (along p) of 256 bytes; 128 for 1-byte elements,
     // whose tile needs 8 q-vectors of 16 rows each along q.
     static constexpr int vector_tile_bytes = 16384;

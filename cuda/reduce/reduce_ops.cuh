@@ -1,6 +1,8 @@
 // The reductions beyond common.cuh's operators, and how a reduction sees its elements and writes
 // its results.  A reduction is an operator (identity and combination, as SumOp ...) plus:
-//   lift<Acc>(op, x, index)  element x at `index` along n as the accumulator (default: converted);
+//   lift<Acc>(op, x, index)  element x at `index` along n as the accumulator (default: operand,
+//                            so a scan's IgnoreNan operator, whose chunk totals the column kernel
+//                            sums, reads a NaN as its identity);
 //   result<Out>(op, acc)     the accumulator as the result (default: converted);
 //   partials_of<Op>          the operator that combines Op's accumulators (a second launch, a
 //                            streamed call's running results): Op itself unless lifting does more
@@ -111,7 +113,7 @@ template <class Op> __host__ __device__ partials_of<Op> partials_op_of(const Op 
 
 template <class Acc, class Op, class In> __device__ __forceinline__ Acc lift(const Op &, In x, int64_t)
 {
-    return convert<Acc>(x);
+    return operand<Acc, Op>(x);
 }
 
 template <class Acc, class Best, class In>

@@ -86,11 +86,19 @@ int multiprocessor_count(int device) { return device_state(device).multiprocesso
 extern "C" int gp_cuda_device_count(gp_error *err)
 {
     const gp::DeviceTable &table = gp::devices();
-    if (table.count == 0) {
-        if (table.count_error != cudaSuccess) gp::fail(err, table.count_error, "cudaGetDeviceCount");
-        else gp::fail(err, GP_ERR_DEVICE, "no CUDA device found");
+    if (table.count > 0) return table.count;
+    // The runtime reports "driver version is insufficient" for an old driver and for none at all;
+    // with none, the driver version it reads is 0.
+    int driver_version = -1;
+    if (table.count_error == cudaSuccess) {
+        gp::fail(err, GP_ERR_DEVICE, "no CUDA device found");
+    } else if (table.count_error == cudaErrorInsufficientDriver &&
+               cudaDriverGetVersion(&driver_version) == cudaSuccess && driver_version == 0) {
+        gp::fail(err, GP_ERR_DEVICE, "no NVIDIA driver found (libcuda.so.1 is not installed or cannot be loaded)");
+    } else {
+        gp::fail(err, table.count_error, "cudaGetDeviceCount");
     }
-    return table.count;
+    return 0;
 }
 
 extern "C" int gp_cuda_device_props_get(int device, gp_cuda_device_props *props, gp_error *err)

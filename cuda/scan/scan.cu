@@ -1,4 +1,5 @@
-// Prefix sums along the middle axis of (outer, n, inner).
+// Scans (sum, product, min, max; NaN-skipping sums and products) along the middle axis of
+// (outer, n, inner): every kernel takes the operator as a template parameter (common.cuh).
 //   inner == 1, long rows:  scan_tiles_kernel, a single pass with decoupled look-back (Merrill &
 //                           Garland): each tile publishes its aggregate, then its inclusive prefix;
 //                           a tile's first warp looks back over 32 predecessors at a time.  Every
@@ -28,7 +29,8 @@ namespace gp {
 // twice as long waiting for its predecessors as loading its data (globaltimer trace, 2^28 float32).
 struct ScanTuning {
     static constexpr int threads = 128;           // tile kernel block size
-    static constexpr int min_blocks_per_sm = 12;  // register cap that lets shared memory set occupancy
+    // register cap that lets shared memory set occupancy (Turing holds 8 blocks of 128)
+    static constexpr int min_blocks_per_sm = LaunchLimits::min_blocks(threads, 12);
     // Items per thread: 32 (a 16 KB float32 tile); 16 where 8-byte or widening elements would
     // push the shared-memory tile past the 48 KB static limit.
     template <class In, class Out>
@@ -45,7 +47,8 @@ namespace {
 enum : uint32_t { tile_invalid = 0, tile_aggregate = 1, tile_prefix = 2 };
 
 // A streamed scan (scan_tiler.cu) runs in pieces: each row starts from in[row], the total of the
-// row's earlier pieces, and leaves its own total in out[row].  Both null for a whole-array scan.
+// row's earlier pieces (the operator's running value), and leaves its own total in out[row].  Both
+// null for a whole-array scan.
 template <class Op, class Acc> struct ScanCarry {
     const Acc *in;
     Acc *out;
@@ -240,7 +243,7 @@ scan_short_rows_kernel(const In *in, Out *out, int64_t rows, int64_t n, int widt
             Acc values[items];
 #pragma unroll
             for (int i = 0; i < items; ++i)
-                values[i] = active && first + i < n ? convert<Acc>(src[first + i]) : Op::template identity<Acc>();
+                values[i] = active && first + i < n ? operand<Acc, Op>(src[first + i]) : Op::template identity<Acc>();
 #pragma unroll
             for (int i = 1; i < items; ++i) values[i] = op(values[i - 1], values[i]);
             const Acc inclusive = warp_inclusive_scan(values[items - 1], op, width);
@@ -276,7 +279,7 @@ scan_columns_kernel(const In *in, Out *out, int64_t outer, int64_t n, int64_t in
         const int64_t base = o * n * inner + i;
         Acc running = carry ? carry[(o * gridDim.y + blockIdx.y) * inner + i] : Op::template identity<Acc>();
         for (int64_t k = begin; k < end; ++k) {
-            const Acc x = convert<Acc>(in[base + k * inner]);
+            const Acc x = operand<Acc, Op>(in[base + k * inner]);
             if (exclusive) {
                 out[base + k * inner] = convert<Out>(running);
                 running = op(running, x);
@@ -340,13 +343,15 @@ int scan_columns(int device, const In *in, Out *out, int64_t outer, int64_t n, i
         return 0;
     }
     // Chunk totals, their exclusive scan along the chunks (in place), then each chunk from its carry.
-    // A streamed call's carry seeds the scan of the totals, which also yields the new carry.
+    // A streamed call's carry seeds the scan of the totals, which also yields the new carry.  The
+    // totals are partials: an IgnoreNan operator combines them as its plain one.
+    using PartialOp = typename plain_operator<Op>::type;
     DeviceBuffer chunk_carry;
     if (chunk_carry.allocate(sizeof(Acc) * outer * geometry.chunks * inner, err)) return -1;
     reduce_columns_kernel<Op, In, Acc, Acc><<<geometry.grid, threads, 0, stream>>>(
         in, chunk_carry.as<Acc>(), outer, n, inner, geometry.chunk);
     GP_CHECK_LAUNCH(err, "reduce_columns_kernel");
-    scan_columns_kernel<Op, Acc, Acc, Acc><<<dim3(geometry.grid.x, 1), threads, 0, stream>>>(
+    scan_columns_kernel<PartialOp, Acc, Acc, Acc><<<dim3(geometry.grid.x, 1), threads, 0, stream>>>(
         chunk_carry.as<Acc>(), chunk_carry.as<Acc>(), outer, geometry.chunks, inner, geometry.chunks,
         carry.in, 1, carry.out);
     GP_CHECK_LAUNCH(err, "scan_columns_kernel");
@@ -356,26 +361,75 @@ int scan_columns(int device, const In *in, Out *out, int64_t outer, int64_t n, i
     return 0;
 }
 
+// A scan with its types fixed: rows (inner == 1) or columns.
+template <class Op, class In, class Acc, class Out>
+int scan_typed(int device, const gp_scan_args &args, const void *in, void *out, const void *carry_in, void *carry_out,
+               gp_error *err)
+{
+    const In *typed_in = static_cast<const In *>(in);
+    Out *typed_out = static_cast<Out *>(out);
+    const ScanCarry<Op, Acc> carry{static_cast<const Acc *>(carry_in), static_cast<Acc *>(carry_out)};
+    if (args.inner == 1)
+        return scan_rows<Op, In, Acc, Out>(device, typed_in, typed_out, args.outer, args.n, args.exclusive, carry, err);
+    return scan_columns<Op, In, Acc, Out>(device, typed_in, typed_out, args.outer, args.n, args.inner, args.exclusive,
+                                          carry, err);
+}
+
+// Calls f(type_tag<Op>{}, type_tag<Acc>{}, type_tag<Out>{}) with the operator and the types of the
+// scan `args` of In: sums and products by the accumulator rule (dispatch_accumulator), NaN-skipping
+// for float inputs with skip_nan; min and max in minmax_accumulator<In>, the input's dtype out.
+template <class In, class F> int dispatch_scan_types(const gp_scan_args &args, gp_error *err, F &&f)
+{
+    const auto accumulate = [&](auto op_tag) {
+        using Op = typename decltype(op_tag)::type;
+        return dispatch_accumulator<In>(args.out_dtype, err, [&](auto acc_tag, auto out_tag) {
+            if constexpr (cuda::std::is_floating_point_v<In> || cuda::std::is_same_v<In, __half>)
+                if (args.skip_nan) return f(type_tag<IgnoreNan<Op>>{}, acc_tag, out_tag);
+            return f(op_tag, acc_tag, out_tag);
+        });
+    };
+    using CompareAcc = type_tag<typename minmax_accumulator<In>::type>;
+    switch (args.op) {
+    case GP_SUM: return accumulate(type_tag<SumOp>{});
+    case GP_PROD: return accumulate(type_tag<ProdOp>{});
+    case GP_MIN: return f(type_tag<MinOp>{}, CompareAcc{}, type_tag<In>{});
+    case GP_MAX: return f(type_tag<MaxOp>{}, CompareAcc{}, type_tag<In>{});
+    default: return fail(err, GP_ERR_INVALID, "unknown scan operator");
+    }
+}
+
+// Calls f with the scan's input type and dispatch_scan_types' tags.
+template <class F> int dispatch_scan(const gp_scan_args &args, gp_error *err, F &&f)
+{
+    return dispatch_dtype(args.in_dtype, err, [&](auto in_tag) {
+        using In = typename decltype(in_tag)::type;
+        return dispatch_scan_types<In>(args, err, [&](auto op_tag, auto acc_tag, auto out_tag) {
+            return f(in_tag, op_tag, acc_tag, out_tag);
+        });
+    });
+}
+
 }  // namespace
 
 int launch_scan(int device, const gp_scan_args &args, const void *in, void *out, const void *carry_in,
                 void *carry_out, gp_error *err)
 {
-    return dispatch_dtype(args.in_dtype, err, [&](auto in_tag) {
-        using In = typename decltype(in_tag)::type;
-        return dispatch_accumulator<In>(args.out_dtype, err, [&](auto acc_tag, auto out_tag) {
-            using Acc = typename decltype(acc_tag)::type;
-            using Out = typename decltype(out_tag)::type;
-            const In *typed_in = static_cast<const In *>(in);
-            Out *typed_out = static_cast<Out *>(out);
-            const ScanCarry<SumOp, Acc> carry{static_cast<const Acc *>(carry_in), static_cast<Acc *>(carry_out)};
-            if (args.inner == 1)
-                return scan_rows<SumOp, In, Acc, Out>(device, typed_in, typed_out, args.outer, args.n, args.exclusive,
-                                                      carry, err);
-            return scan_columns<SumOp, In, Acc, Out>(device, typed_in, typed_out, args.outer, args.n, args.inner,
-                                                     args.exclusive, carry, err);
-        });
+    return dispatch_scan(args, err, [&](auto in_tag, auto op_tag, auto acc_tag, auto out_tag) {
+        return scan_typed<typename decltype(op_tag)::type, typename decltype(in_tag)::type,
+                          typename decltype(acc_tag)::type, typename decltype(out_tag)::type>(device, args, in, out,
+                                                                                              carry_in, carry_out, err);
     });
+}
+
+int64_t scan_carry_size(const gp_scan_args &args, gp_error *err)
+{
+    int64_t size = 0;
+    if (dispatch_scan(args, err, [&](auto, auto, auto acc_tag, auto) {
+            size = static_cast<int64_t>(sizeof(typename decltype(acc_tag)::type));
+            return 0;
+        }))
+        return 0;
+    return size;
 }
 
 int scan_resident(int device, const gp_call &call, gp_error *err)

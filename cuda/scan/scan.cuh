@@ -7,11 +7,14 @@
 
 namespace gp {
 
-// The prefix sum `args` over device memory, ordered on the work stream of `device` (current), where
-// every (outer, inner) row starts from carry_in[row] (null: from 0) and leaves its total in
-// carry_out[row] (null: not kept).  Carries are device arrays of outer * inner values of the
-// partial dtype (gp_partial_dtype(args.out_dtype)); they may not overlap.
+// The scan `args` over device memory, ordered on the work stream of `device` (current), where every
+// (outer, inner) row starts from carry_in[row] (null: from the operator's identity) and leaves its
+// total in carry_out[row] (null: not kept).  Carries are device arrays of outer * inner values of
+// the scan's accumulator, scan_carry_size(args) bytes each; they may not overlap.
 int launch_scan(int device, const gp_scan_args &args, const void *in, void *out, const void *carry_in,
                 void *carry_out, gp_error *err);
+
+// Bytes of one carry of the scan `args` (0 with err set for a scan the backend does not run).
+int64_t scan_carry_size(const gp_scan_args &args, gp_error *err);
 
 }  // namespace gp

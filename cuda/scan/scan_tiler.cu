@@ -1,9 +1,10 @@
-// The streamed prefix sum of host arrays (the engine's Tiler for scan, see streaming/engine.cuh).
+// The streamed scan of host arrays (the engine's Tiler for scan, see streaming/engine.cuh).
 //
 // Tiles are SlabWalk's: whole outer slabs when one fits a tile, else runs of rows of one slab
 // along n (column blocks of rows that are too long), each scanned into its out slot.  Where the
-// slabs are cut along n, each column's running total is carried from one tile to the next on the
-// device (launch_scan's carries, in the partial dtype), ping-ponged between two rows of carries.
+// slabs are cut along n, each column's running value (sum, product, min or max) is carried from one
+// tile to the next on the device (launch_scan's carries, in the scan's accumulator), ping-ponged
+// between two rows of carries.
 #include <algorithm>
 
 #include "primitives.cuh"
@@ -16,9 +17,8 @@ namespace {
 
 class ScanTiler final : public SlabTiler {
   public:
-    ScanTiler(const gp_scan_args &args, const Layout &layout, const SlabWalk &walk)
-        : SlabTiler(layout, walk), args_(args),
-          carry_row_(static_cast<size_t>(walk.i_block() * gp_dtype_size(gp_partial_dtype(args.out_dtype))))
+    ScanTiler(const gp_scan_args &args, const Layout &layout, const SlabWalk &walk, int64_t carry_size)
+        : SlabTiler(layout, walk), args_(args), carry_row_(static_cast<size_t>(walk.i_block() * carry_size))
     {
     }
 
@@ -54,6 +54,8 @@ class ScanTiler final : public SlabTiler {
 std::unique_ptr<Tiler> scan_tiler(const gp_call &call, const gp_plan &plan, gp_error *err)
 {
     const gp_scan_args &args = call.scan;
+    const int64_t carry_size = scan_carry_size(args, err);
+    if (carry_size == 0) return nullptr;
     const int64_t in_elem = gp_dtype_size(args.in_dtype), out_elem = gp_dtype_size(args.out_dtype);
     const int64_t chunk = tile_elements(plan.stream, in_elem, out_elem, std::max(in_elem, out_elem),
                                         args.outer * args.n * args.inner, err);
@@ -61,7 +63,7 @@ std::unique_ptr<Tiler> scan_tiler(const gp_call &call, const gp_plan &plan, gp_e
     const Tiler::Layout layout{host_view(call.in, args.outer, args.n, args.inner, in_elem, plan.input_pinned),
                                host_view(call.out, args.outer, args.n, args.inner, out_elem, plan.result_pinned),
                                static_cast<size_t>(chunk * in_elem), static_cast<size_t>(chunk * out_elem)};
-    return make_tiler<ScanTiler>(err, args, layout, SlabWalk(args.outer, args.n, args.inner, chunk));
+    return make_tiler<ScanTiler>(err, args, layout, SlabWalk(args.outer, args.n, args.inner, chunk), carry_size);
 }
 
 }  // namespace gp

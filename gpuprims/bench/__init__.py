@@ -8,6 +8,7 @@ Run as a module::
     python -m gpuprims.bench --ops convolve,convolve2d --sizes 16,20,24,26
     python -m gpuprims.bench --routing [--sizes 6,8,...,28] [--dtypes float32,int32] [--out DIR]
     python -m gpuprims.bench --calibrate [--sizes 8,10,...,22] [--dtypes float32,int32]
+    python -m gpuprims.bench --dask [--sizes 30] [--chunk 26] [--ops sum,prefix_sum] [--out DIR]
 
 Four modes are measured for every operation and size:
 
@@ -91,8 +92,17 @@ prints a table of the fits (median and largest relative errors) and the ``GPUPRI
 override that sets them; without a usable GPU only the CPU constants.  With ``--out DIR`` it
 writes ``DIR/calibration.md`` and ``DIR/calibration.csv`` (the samples).
 
+``--dask`` (:mod:`.dask`) times :mod:`gpuprims.dask` on a float32 array in host memory (default
+2^30 elements in chunks of ``--chunk`` 2^26; ``sum`` and ``prefix_sum``): gpuprims' single call
+on the whole array, ``gpuprims.dask`` on the threaded and the synchronous scheduler, Dask with
+NumPy chunks and, where CuPy can use the GPU, with CuPy chunks; the graph's task count and each
+row's time over the single call's; and where ``dask_cuda`` is installed and several GPUs are
+usable, the scaling over 1, 2, 4, ... GPUs (``LocalCUDACluster``).  With ``--out DIR`` it writes
+``DIR/dask.md``.
+
 The package: :mod:`.ops` (the table of ops), :mod:`.peers` (the libraries' adapters),
-:mod:`.timers`, :mod:`.measure` (the four modes), :mod:`.report`, :mod:`.routing`, :mod:`.calibrate`, :mod:`.cli`.
+:mod:`.timers`, :mod:`.measure` (the four modes), :mod:`.report`, :mod:`.routing`, :mod:`.calibrate`,
+:mod:`.dask`, :mod:`.cli`.
 """
 
 from .cli import main

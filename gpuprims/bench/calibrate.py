@@ -6,7 +6,9 @@ The model (``csrc/planner/costs.c``) estimates a host call of a primitive (``red
 multiply-adds (correlate: outputs x taps), in microseconds, with rates in bytes (or
 multiply-adds) per ns:
 
-- on the CPU backend: ``cpu_fixed_us + (in + out) / cpu_gbps + macs / cpu_gmacs``;
+- on the CPU backend: ``cpu_fixed_us + (in + out) / cpu_gbps + macs / cpu_gmacs``, plus
+  ``out / cpu_fresh_gbps`` for results of :data:`FRESH_MIN_BYTES` and more, whose pages fault in as
+  they are first written;
 - on the GPU's short path: ``cuda_fixed_us + in / h2d_gbps + out / d2h_gbps + macs / cuda_gmacs``
   (``pinned_gbps`` for a pinned input);
 - streamed: ``stream_fixed_us + max(in / stream_gbps, out / stream_gbps) + macs / cuda_gmacs``
@@ -16,8 +18,9 @@ Each is fitted to end-to-end times of the public calls from NumPy arrays (every 
 grouped by primitive; float32 and int32 by default; medians of adaptive repeats), by relative least
 squares with non-negative coefficients:
 
-- CPU: ``device="cpu"``, sizes 2^8 .. 2^22 and the streamed sizes 2^24 .. 2^26, where the CPU
-  competes with streaming and reads from memory rather than cache (convolutions of more than
+- CPU: ``device="cpu"``, sizes 2^8 .. 2^22 and (by default) the streamed sizes 2^24 .. 2^26,
+  where the CPU competes with streaming, reads from memory rather than cache and writes fresh
+  pages (convolutions of more than
   :data:`CPU_MACS_MAX` multiply-adds are left out: seconds each);
 - the bus: :func:`gpuprims.to_device` (+ synchronize) of pageable float32 arrays (``h2d_gbps``),
   ``DeviceArray.get`` (``d2h_gbps``), ``to_device`` of pinned arrays (``pinned_gbps``, up to
@@ -53,7 +56,10 @@ from .timers import median_ms
 PRIMITIVES = ("reduce", "scan", "correlate", "copy")
 CALIBRATION_SIZES = tuple(2**k for k in range(8, 23, 2))
 STREAMED_SIZES = (2**24, 2**25, 2**26)
+CPU_SIZES = (*CALIBRATION_SIZES, *STREAMED_SIZES)
 CPU_MACS_MAX = 2**28
+FRESH_MIN_BYTES = 32 * 2**20
+"""The model's ``fresh_min_bytes`` (costs.c): glibc maps blocks this large afresh on every call."""
 NEVER_STREAM = str(2**62)
 RATE_GRID = np.geomspace(0.1, 1000.0, 2001)
 """Candidate streaming rates (bytes per ns) of the streamed fit."""
@@ -179,7 +185,9 @@ class Calibration:
     Parameters
     ----------
     sizes : sequence of int
-        Sizes of the CPU and GPU short-path samples.
+        Sizes of the GPU short-path samples.
+    cpu_sizes : sequence of int
+        Sizes of the CPU samples.
     dtypes : sequence of str
         Input dtypes.
     cuda : str or None
@@ -188,8 +196,10 @@ class Calibration:
         Seconds per measurement.
     """
 
-    def __init__(self, sizes: Sequence[int], dtypes: Sequence[str], cuda: str | None, budget_s: float):
+    def __init__(self, sizes: Sequence[int], cpu_sizes: Sequence[int], dtypes: Sequence[str], cuda: str | None,
+                 budget_s: float):
         self.sizes = sizes
+        self.cpu_sizes = cpu_sizes
         self.dtypes = dtypes
         self.cuda = cuda
         self.budget_s = budget_s
@@ -227,15 +237,18 @@ class Calibration:
         return samples
 
     def cpu(self, primitive: str) -> Fit:
-        """``<primitive>.cpu_fixed_us``, ``cpu_gbps`` (and ``cpu_gmacs`` for correlate)."""
-        sizes = sorted({*self.sizes, *STREAMED_SIZES})
-        samples = self._calls("cpu", primitive, sizes, device="cpu")
+        """``<primitive>.cpu_fixed_us``, ``cpu_gbps``, ``cpu_fresh_gbps`` (and ``cpu_gmacs`` for
+        correlate)."""
+        samples = self._calls("cpu", primitive, self.cpu_sizes, device="cpu")
         us, traffic, macs = _arrays(samples)
-        columns = [np.ones_like(us), traffic] + ([macs] if primitive == "correlate" else [])
+        out_bytes = np.array([s.out_bytes for s in samples], dtype=np.float64)
+        fresh = np.where(out_bytes >= FRESH_MIN_BYTES, out_bytes, 0.0)
+        columns = [np.ones_like(us), traffic] + ([macs] if primitive == "correlate" else []) + [fresh]
         coefficients, errors = fit(us, np.column_stack(columns))
         constants = {f"{primitive}.cpu_fixed_us": coefficients[0], f"{primitive}.cpu_gbps": rate(coefficients[1])}
         if primitive == "correlate":
             constants[f"{primitive}.cpu_gmacs"] = rate(coefficients[2])
+        constants[f"{primitive}.cpu_fresh_gbps"] = rate(coefficients[-1])
         return Fit(f"{primitive} cpu", constants, errors)
 
     def bus(self) -> list[Fit]:
@@ -330,12 +343,13 @@ def costs_setting(fits: Sequence[Fit]) -> str:
     return ",".join(f"{name}={value:.4g}" for result in fits for name, value in result.constants.items())
 
 
-def run_calibration(sizes: Sequence[int], dtypes: Sequence[str], cuda: str | None, budget_s: float,
+def run_calibration(sizes: Sequence[int] | None, dtypes: Sequence[str], cuda: str | None, budget_s: float,
                     header: str, out: Path | None) -> str:
     """Measure, fit and print the constants (one line per fit as it completes), then the
     ``GPUPRIMS_COSTS`` line; with ``out`` also write calibration.md and calibration.csv (the
-    samples).  Returns the ``GPUPRIMS_COSTS`` value."""
-    calibration = Calibration(sizes, dtypes, cuda, budget_s)
+    samples).  ``sizes`` None: :data:`CALIBRATION_SIZES` (:data:`CPU_SIZES` for the CPU).  Returns
+    the ``GPUPRIMS_COSTS`` value."""
+    calibration = Calibration(sizes or CALIBRATION_SIZES, sizes or CPU_SIZES, dtypes, cuda, budget_s)
     names = ("fit", "samples", "median err", "max err", "constants")
     lines = [header]
     if cuda is None:

@@ -4,6 +4,8 @@ writes."""
 from __future__ import annotations
 
 import argparse
+import importlib
+import os
 from pathlib import Path
 from typing import Callable, Sequence
 
@@ -11,7 +13,8 @@ import numpy as np
 
 import gpuprims
 
-from .calibrate import CALIBRATION_SIZES, run_calibration
+from .calibrate import run_calibration
+from .dask import DASK_CHUNK, DASK_OPS, DASK_REPEATS, DASK_SIZES, run_dask
 from .measure import Benchmark, Row
 from .ops import OPS
 from .peers import Gpuprims, host_peers
@@ -118,7 +121,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="python -m gpuprims.bench",
         description="Time gpuprims reductions, scans, transposes and convolutions against NumPy, SciPy, CuPy "
                     "and PyTorch; or tabulate device=None's routing (--routing); or measure the planner's cost "
-                    "constants on this machine (--calibrate).",
+                    "constants on this machine (--calibrate); or time gpuprims.dask (--dask).",
         epilog="Sizes: K < 64 or 2^K means 2**K elements, larger values are element counts.",
     )
     what = parser.add_mutually_exclusive_group()
@@ -127,20 +130,27 @@ def build_parser() -> argparse.ArgumentParser:
                            "size and dtype, and judge auto's route")
     what.add_argument("--calibrate", action="store_true",
                       help="fit the planner's cost constants on this machine and print them as GPUPRIMS_COSTS")
+    what.add_argument("--dask", action="store_true",
+                      help="time gpuprims.dask against Dask with NumPy and with CuPy chunks (sum, prefix_sum; "
+                           "and over GPUs with dask_cuda where several are present)")
     parser.add_argument("--ops", type=parse_ops, default=None,
                         help=f"comma list from {','.join(OPS)} (default: {','.join(DEFAULT_OPS)}; "
                              "--routing: its own list; --calibrate: every op)")
     parser.add_argument("--sizes", type=parse_sizes, default=None,
                         help="comma list of sizes (default: 10,12,...,28; --routing: 6,8,...,28; --calibrate: "
-                             "8,10,...,22); transpose runs its own fixed cases except in --routing")
+                             "8,10,...,22, and 24,25,26 on the CPU; --dask: 30); transpose runs its own fixed "
+                             "cases except in --routing")
+    parser.add_argument("--chunk", type=parse_sizes, default=[DASK_CHUNK], metavar="SIZE",
+                        help="--dask: elements per chunk, a size as in --sizes (default: 26)")
     parser.add_argument("--dtype", choices=DTYPES, default="float32", metavar="DTYPE",
                         help=f"input dtype, one of {','.join(DTYPES)} (default: float32)")
     parser.add_argument("--dtypes", type=parse_dtypes, default=["float32", "int32"],
                         help="--routing and --calibrate: comma list of input dtypes (default: float32,int32)")
     parser.add_argument("--device", default=None,
                         help='"cpu", "cuda" or "cuda:N" (default: "cuda" when a GPU is usable, else "cpu")')
-    parser.add_argument("--repeats", type=parse_positive(int), default=DEFAULT_REPEATS,
-                        help=f"timed runs per measurement; the median is reported (default: {DEFAULT_REPEATS})")
+    parser.add_argument("--repeats", type=parse_positive(int), default=None,
+                        help=f"timed runs per measurement; the median is reported (default: {DEFAULT_REPEATS}; "
+                             f"--dask: {DASK_REPEATS})")
     parser.add_argument("--budget", type=parse_positive(float), default=0.2, metavar="SECONDS",
                         help="--routing and --calibrate: time per measurement (at least 3 runs; default: 0.2)")
     parser.add_argument("--out", type=Path, metavar="DIR",
@@ -191,8 +201,9 @@ def run_benchmark(args: argparse.Namespace, device: str) -> list[Row]:
     crossovers, and with ``--out`` write bench.md, bench.csv and bench.png."""
     dtype = np.dtype(args.dtype)
     ops = args.ops or list(DEFAULT_OPS)
-    bench = Benchmark(device, dtype, args.repeats, args.kernel, args.e2e, args.device_rows)
-    header = (f"Device: {device_name(device)}; dtype {dtype.name}; median of {args.repeats} repeats. "
+    repeats = args.repeats or DEFAULT_REPEATS
+    bench = Benchmark(device, dtype, repeats, args.kernel, args.e2e, args.device_rows)
+    header = (f"Device: {device_name(device)}; dtype {dtype.name}; median of {repeats} repeats. "
               f"Versions: {versions(bench.libraries)}")
     print(header)
     print("\n".join(table_head(COLUMNS)))
@@ -214,7 +225,8 @@ def run_benchmark(args: argparse.Namespace, device: str) -> list[Row]:
 
 
 def main(argv: Sequence[str] | None = None) -> list:
-    """Run the benchmark, the routing table or the calibration from command-line arguments.
+    """Run the benchmark, the routing table, the calibration or the Dask rows from command-line
+    arguments.
 
     Parameters
     ----------
@@ -224,8 +236,9 @@ def main(argv: Sequence[str] | None = None) -> list:
     Returns
     -------
     list
-        What was measured, in the order printed: the benchmark's rows (:class:`Row`), or the
-        routing table's cases (:class:`~gpuprims.bench.routing.RoutingCase`).
+        What was measured, in the order printed: the benchmark's rows (:class:`Row`), the
+        routing table's cases (:class:`~gpuprims.bench.routing.RoutingCase`), or the Dask rows
+        (:class:`~gpuprims.bench.dask.DaskRow`).
     """
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -243,9 +256,24 @@ def main(argv: Sequence[str] | None = None) -> list:
                   + (" and the CPU" if device != "cpu" else "")
                   + f"; dtypes {','.join(args.dtypes)}; medians over {args.budget:g} s per measurement. "
                   f"Versions: {versions([Gpuprims(device)])}")
-        run_calibration(args.sizes or list(CALIBRATION_SIZES), args.dtypes, None if device == "cpu" else device,
+        run_calibration(args.sizes, args.dtypes, None if device == "cpu" else device,
                         args.budget, header, args.out)
         return []
+    if args.dask:
+        ops = args.ops or list(DASK_OPS)
+        if any(op not in DASK_OPS for op in ops):
+            parser.error(f"--dask measures {', '.join(DASK_OPS)}")
+        if len(args.chunk) != 1 or args.chunk[0] < 1:
+            parser.error("--chunk takes one positive size")
+        try:
+            dask_version = importlib.import_module("dask").__version__
+        except ImportError:
+            parser.error("--dask needs Dask: pip install 'gpuprims[dask]'")
+        repeats = args.repeats or DASK_REPEATS
+        header = (f"gpuprims.dask on {device_name(device)}, {len(os.sched_getaffinity(0))} host cores; float32; "
+                  f"median of {repeats} repeats. Versions: {versions([Gpuprims(device), *host_peers()])}, "
+                  f"dask {dask_version}")
+        return run_dask(ops, args.sizes or list(DASK_SIZES), args.chunk[0], repeats, device, header, args.out)
     if not args.e2e and (not args.kernel or device == "cpu"):
         parser.error("nothing to measure: kernel timings need a CUDA device; drop --no-e2e")
     return run_benchmark(args, device)

@@ -277,9 +277,11 @@ def reduced_bytes(function: str) -> Callable[[Problem], int]:
     return out_bytes
 
 
-def scanned_bytes(problem: Problem) -> int:
-    """``out_bytes`` of a scan: one :func:`numpy.cumsum` result per element."""
-    return problem.data.size * result_itemsize("cumsum", problem.data.dtype)
+def scanned_bytes(function: str) -> Callable[[Problem], int]:
+    """``out_bytes`` of a scan: one result of ``numpy.<function>`` per element."""
+    def out_bytes(problem: Problem) -> int:
+        return problem.data.size * result_itemsize(function, problem.data.dtype)
+    return out_bytes
 
 
 def same_bytes(problem: Problem) -> int:
@@ -321,6 +323,13 @@ def array_transpose(peer, problem: Problem) -> Callable[[Any], Any]:
     """NumPy's and CuPy's transpose: the contiguous copy of the permuted view."""
     xp, (axes,) = peer.module, problem.args
     return lambda x: xp.ascontiguousarray(xp.transpose(x, axes))
+
+
+def ufunc_accumulate(name: str) -> Binder:
+    """The binder of ``<peer>.<name>.accumulate(x)`` (NumPy's cumulative max and min)."""
+    def bind(peer, problem: Problem) -> Callable[[Any], Any]:
+        return getattr(peer.module, name).accumulate
+    return bind
 
 
 def ndimage_call(name: str) -> Binder:
@@ -390,9 +399,16 @@ OPS: dict[str, Op] = {op.name: op for op in (
     _reduction("count_nonzero"),
     _reduction("var", torch=torch_call("var", correction=0)),  # NumPy's ddof=0; PyTorch's default is 1
     _reduction("std", torch=torch_call("std", correction=0)),
-    Op("prefix_sum", "scan", vector, scanned_bytes, gpuprims.prefix_sum,
+    Op("prefix_sum", "scan", vector, scanned_bytes("cumsum"), gpuprims.prefix_sum,
        numpy=array_call("cumsum"), cupy=array_call("cumsum"), torch=torch_call("cumsum", dim=0),
        pinned_rows=True),
+    Op("cumprod", "scan", vector, scanned_bytes("cumprod"), gpuprims.cumprod,
+       numpy=array_call("cumprod"), cupy=array_call("cumprod"), torch=torch_call("cumprod", dim=0)),
+    # CuPy's ufunc accumulate supports only add and multiply: no CuPy peer for cummax
+    Op("cummax", "scan", vector, same_bytes, gpuprims.cummax,
+       numpy=ufunc_accumulate("maximum"), torch=torch_call("cummax", dim=0)),
+    Op("nancumsum", "scan", vector, scanned_bytes("nancumsum"), gpuprims.nancumsum,
+       numpy=array_call("nancumsum"), cupy=array_call("nancumsum")),
     Op("transpose", "copy", matrix_transpose, same_bytes, gpuprims.transpose,
        numpy=array_transpose, cupy=array_transpose, torch=torch_permute,
        cases=TRANSPOSE_CASES, latency_make=square_transpose, pinned_rows=True),

@@ -1,0 +1,334 @@
+"""cumprod, cummax, cummin, nancumsum, nancumprod, cumulative_sum and cumulative_prod, and out= on
+every scan, against NumPy on every path: the CPU backend, the GPU's short path, device-resident
+data (results stay on the device) and the forced streaming path (GPU cases skip without one).
+Float results are compared with float64 references; integer, bool, min and max results exactly."""
+import math
+
+import numpy as np
+import pytest
+
+import gpuprims
+from gp_testutils import (ALL_DTYPES, FLOAT_DTYPES, INT_DTYPES, _eps, _spacing, _tiny, assert_exact,
+                          assert_float_close, make_data)
+
+OPS = ["cumprod", "cummax", "cummin", "nancumsum", "nancumprod"]
+NUMPY = {"cumprod": np.cumprod, "cummax": np.maximum.accumulate, "cummin": np.minimum.accumulate,
+         "nancumsum": np.nancumsum, "nancumprod": np.nancumprod, "cumsum": np.cumsum}
+PATHS = ["cpu", "cuda", "resident", "streamed"]
+
+
+@pytest.fixture(params=PATHS)
+def path(request, monkeypatch):
+    """Where a call runs: the CPU backend, the GPU short path, on device-resident data, or the GPU
+    streaming path (forced, in tiles of 200 input bytes, which cut rows and carry values)."""
+    if request.param != "cpu" and not gpuprims.cuda_available():
+        pytest.skip("CUDA not available")
+    if request.param == "streamed":
+        monkeypatch.setenv("GPUPRIMS_STREAM_MIN_BYTES", "0")
+        monkeypatch.setenv("GPUPRIMS_STREAM_CHUNK_BYTES", "200")
+    return request.param
+
+
+def call(path, name, a, *args, **kwargs):
+    """gpuprims.<name>(a, ...) on `path`, the result on the host (a resident call's result checked
+    to be a DeviceArray), the input checked to be unchanged."""
+    before = a.copy()
+    if path == "resident":
+        result = getattr(gpuprims, name)(gpuprims.to_device(a), *args, **kwargs)
+        assert isinstance(result, gpuprims.DeviceArray)
+        result = result.get()
+    else:
+        result = getattr(gpuprims, name)(a, *args, device="cpu" if path == "cpu" else "cuda", **kwargs)
+    assert np.array_equal(a, before, equal_nan=True)
+    return result
+
+
+def numpy_scan(name, a, axis=None, dtype=None):
+    if name in ("cummax", "cummin"):  # a 0-d input is scanned as 1-d, as cumsum does
+        return NUMPY[name](a.ravel() if axis is None or a.ndim == 0 else a, axis=0 if axis is None else axis)
+    return NUMPY[name](a, axis=axis, dtype=dtype)
+
+
+def check(name, a, got, axis=None, dtype=None):
+    """`got` against NumPy's result for gpuprims.<name>(a, axis, dtype)."""
+    expected = numpy_scan(name, a, axis, dtype)
+    assert type(got) is np.ndarray and got.flags.c_contiguous
+    assert got.dtype == expected.dtype and got.shape == expected.shape, (got.dtype, got.shape, expected.dtype)
+    if expected.dtype.kind != "f" or name in ("cummax", "cummin"):
+        assert_exact(got, expected, name) if expected.dtype.kind != "f" else \
+            np.testing.assert_array_equal(got, expected)
+        return
+    x = np.asarray(a, dtype=np.float64)
+    if axis is None:
+        x, axis = x.ravel(), 0
+    if name.startswith("nan"):
+        x = np.where(np.isnan(x), 0.0 if name == "nancumsum" else 1.0, x)
+    n = x.shape[axis] if x.ndim else 1
+    res = expected.dtype
+    acc_eps = _eps(np.float32) if res == np.float16 else _eps(res)
+    with np.errstate(all="ignore"):
+        if name.endswith("sum"):
+            ref = np.cumsum(x, axis=axis)
+            err = 2 * acc_eps * math.log2(n + 1) * np.cumsum(np.abs(x), axis=axis)
+        else:
+            ref = np.cumprod(x, axis=axis)
+            err = (8 * math.sqrt(n) + 8) * acc_eps * np.abs(ref)
+        if not np.can_cast(a.dtype, res, "safe"):
+            err = err + _eps(res) * np.abs(ref)
+        assert_float_close(got, ref, err + _spacing(res, ref) + _tiny(res), name, res)
+
+
+def data(rng, name, dtype, shape):
+    return make_data(rng, dtype, shape, "prod" if name.endswith("prod") else "minmax")
+
+
+@pytest.mark.parametrize("n", [1, 2, 7, 33, 257, 4097, 16385, 65537])
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+@pytest.mark.parametrize("name", OPS)
+def test_sizes(path, rng, name, dtype, n):
+    a = data(rng, name, dtype, n)
+    check(name, a, call(path, name, a), None)
+
+
+SHAPES = [((3, 5, 7), 0), ((3, 5, 7), 1), ((3, 5, 7), -1), ((3, 5, 7), None), ((1000, 3), 0), ((3, 1000), 1),
+          ((257, 129), 0), ((257, 129), 1), ((2, 4099), 1), ((4099, 2), 0), ((1, 7, 1), 1), ((), None), ((), 0)]
+
+
+@pytest.mark.parametrize("shape,axis", SHAPES, ids=[f"{s}-{a}" for s, a in SHAPES])
+@pytest.mark.parametrize("dtype", ["bool", "int8", "int32", "uint64", "float16", "float32", "float64"])
+@pytest.mark.parametrize("name", OPS)
+def test_axes(path, rng, name, dtype, shape, axis):
+    a = data(rng, name, dtype, shape)
+    check(name, a, call(path, name, a, axis), axis)
+
+
+def with_nans(rng, dtype, n, where):
+    a = make_data(rng, dtype, n, "prod")
+    positions = {"first": [0], "last": [n - 1], "every": np.arange(n), "some": rng.integers(0, n, max(1, n // 50)),
+                 "lane": np.arange(n)[np.arange(n) % 32 == 5]}[where]
+    a[positions] = np.nan
+    return a
+
+
+@pytest.mark.parametrize("where", ["first", "last", "every", "some", "lane"])
+@pytest.mark.parametrize("n", [5, 300, 5000, 70001])
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+@pytest.mark.parametrize("name", OPS)
+def test_nan_positions(path, rng, name, dtype, n, where):
+    a = with_nans(rng, dtype, n, where)
+    check(name, a, call(path, name, a), None)
+    b = a.reshape(5, -1) if n % 5 == 0 else a[: n - n % 5].reshape(5, -1)
+    check(name, b, call(path, name, b, 0), 0)
+
+
+def test_nan_made_by_the_sums_is_kept(path):
+    a = np.array([np.inf, -np.inf, np.nan, 1.0, np.nan])
+    check("nancumsum", a, call(path, "nancumsum", a))
+    np.testing.assert_array_equal(call(path, "nancumsum", a), [np.inf, np.nan, np.nan, np.nan, np.nan])
+
+
+@pytest.mark.parametrize("dtype,arg", [("int8", "int8"), ("int32", "float32"), ("float32", "float64"),
+                                        ("float64", "float32"), ("bool", "bool"), ("int16", "bool"),
+                                        ("float32", "int64"), ("uint8", "uint16"), ("float16", None)])
+@pytest.mark.parametrize("name", ["cumprod", "nancumsum", "nancumprod"])
+def test_dtype_argument(path, rng, name, dtype, arg):
+    a = data(rng, name, dtype, (37, 11))
+    if dtype[0] == "f":
+        a[3, 4] = np.nan
+    if path == "resident" and name.startswith("nan") and dtype[0] == "f" and arg in ("int64", "bool"):
+        with pytest.raises(TypeError):
+            call(path, name, a, 1, arg)
+        return
+    check(name, a, call(path, name, a, 1, arg), 1, arg)
+
+
+def test_integer_products_wrap(path, rng):
+    a = np.full(200, 3, np.int64)
+    assert_exact(call(path, "cumprod", a), np.cumprod(a), "cumprod int64")
+    b = np.array([2] * 70, np.uint8)
+    assert_exact(call(path, "cumprod", b), np.cumprod(b), "cumprod uint8")
+
+
+@pytest.mark.parametrize("dtype", INT_DTYPES + ["bool"])
+def test_min_max_extremes(path, rng, dtype):
+    """Every integer width's extremes: the identities, signed and unsigned compares."""
+    info = np.iinfo(dtype) if dtype != "bool" else None
+    values = [True, False] if info is None else [info.min, info.max, 0, info.min + 1, info.max - 1]
+    a = np.array(values * 50, dtype)[rng.permutation(len(values) * 50)]
+    for name in ("cummax", "cummin"):
+        check(name, a, call(path, name, a))
+
+
+@pytest.mark.parametrize("shape,axis", [((0,), None), ((3, 0), 1), ((0, 4), 0), ((2, 0, 3), None)])
+@pytest.mark.parametrize("name", OPS)
+def test_empty(path, name, shape, axis):
+    a = np.zeros(shape, np.float32)
+    got = call(path, name, a, axis)
+    assert got.shape == numpy_scan(name, a, axis).shape and got.dtype == numpy_scan(name, a, axis).dtype
+
+
+# ---- cumulative_sum and cumulative_prod (NumPy >= 2.1) ------------------------------------------------
+
+CUMULATIVE = [((7,), None), ((7,), 0), ((), None), ((4, 5), 0), ((4, 5), 1), ((4, 5), -1), ((3, 4, 5), 1),
+              ((0,), None), ((3, 0), 1), ((3, 0), 0)]
+
+
+def numpy_cumulative(name, a, axis, dtype=None, include_initial=False):
+    x = np.asarray(a).reshape(-1) if np.ndim(a) == 0 else a
+    kind = "sum" if name == "cumulative_sum" else "prod"
+    scanned = (np.cumsum if kind == "sum" else np.cumprod)(x, axis=0 if axis is None else axis, dtype=dtype)
+    if not include_initial:
+        return scanned
+    axis = 0 if axis is None else axis % scanned.ndim
+    first = np.full(scanned.shape[:axis] + (1,) + scanned.shape[axis + 1:], 0 if kind == "sum" else 1,
+                    scanned.dtype)
+    return np.concatenate([first, scanned], axis=axis)
+
+
+@pytest.mark.parametrize("include_initial", [False, True])
+@pytest.mark.parametrize("shape,axis", CUMULATIVE, ids=[f"{s}-{a}" for s, a in CUMULATIVE])
+@pytest.mark.parametrize("dtype", ["int8", "bool", "float32", "uint32"])
+@pytest.mark.parametrize("name", ["cumulative_sum", "cumulative_prod"])
+def test_cumulative(path, rng, name, dtype, shape, axis, include_initial):
+    a = make_data(rng, dtype, shape, "prod")
+    got = call(path, name, a, axis=axis, include_initial=include_initial)
+    expected = numpy_cumulative(name, a, axis, include_initial=include_initial)
+    assert got.dtype == expected.dtype and got.shape == expected.shape
+    np.testing.assert_allclose(got.astype(np.float64), expected.astype(np.float64), rtol=1e-5)
+    if hasattr(np, "cumulative_sum"):  # NumPy >= 2.1: the same as NumPy itself
+        numpy_result = getattr(np, name)(a, axis=axis, include_initial=include_initial)
+        assert numpy_result.dtype == got.dtype and numpy_result.shape == got.shape
+
+
+def test_cumulative_rules():
+    with pytest.raises(ValueError, match="axis"):
+        gpuprims.cumulative_sum(np.ones((2, 3)))
+    with pytest.raises(TypeError):
+        gpuprims.cumulative_sum(np.ones(3), 0)  # axis is keyword-only
+    with pytest.raises(TypeError):
+        gpuprims.cumulative_prod(np.ones(3), include_initial="yes")
+    np.testing.assert_array_equal(gpuprims.cumulative_sum(np.arange(4), dtype=np.float32, include_initial=True),
+                                  [0, 0, 1, 3, 6])
+
+
+# ---- out= ----------------------------------------------------------------------------------------------
+
+SCANS = ["cumsum", "prefix_sum", "cumprod", "cummax", "cummin", "nancumsum", "nancumprod"]
+
+
+def host_out(path, shape, dtype):
+    return gpuprims.empty_pinned(shape, dtype) if path == "streamed" else np.empty(shape, dtype)
+
+
+@pytest.mark.parametrize("out_dtype", ["same", "float64", "int16"])
+@pytest.mark.parametrize("name", SCANS)
+def test_out(path, rng, name, out_dtype):
+    a = data(rng, name if name in OPS else "cumsum", "int32", (40, 30))
+    expected = getattr(gpuprims, name)(a, axis=1, device="cpu")
+    dtype = expected.dtype if out_dtype == "same" else np.dtype(out_dtype)
+    if path == "resident":
+        out = gpuprims.to_device(np.zeros((40, 30), dtype))
+        result = getattr(gpuprims, name)(gpuprims.to_device(a), axis=1, out=out)
+        assert result is out
+        got = out.get()
+    else:
+        out = host_out(path, (40, 30), dtype)
+        result = getattr(gpuprims, name)(a, axis=1, out=out, device="cpu" if path == "cpu" else "cuda")
+        assert result is out
+        got = out
+    np.testing.assert_array_equal(got, expected.astype(dtype))
+
+
+def test_out_into_a_strided_view_and_in_place(path, rng):
+    if path == "resident":
+        pytest.skip("host views")
+    device = "cpu" if path == "cpu" else "cuda"
+    a = make_data(rng, "float64", (20, 8), "prod")
+    base = np.zeros((20, 16))
+    view = base[:, ::2]
+    assert gpuprims.cumprod(a, axis=0, out=view, device=device) is view
+    check("cumprod", a, np.ascontiguousarray(view), 0)
+    b = a.copy()
+    assert gpuprims.cummax(b, axis=1, out=b, device=device) is b
+    np.testing.assert_array_equal(b, np.maximum.accumulate(a, axis=1))
+
+
+def test_out_errors(path):
+    a = np.arange(12, dtype=np.int32).reshape(3, 4)
+    device = "cpu" if path == "cpu" else "cuda"
+    source = gpuprims.to_device(a) if path == "resident" else a
+    kw = {} if path == "resident" else {"device": device}
+    for name in SCANS:
+        fn = getattr(gpuprims, name)
+        with pytest.raises(ValueError):
+            fn(source, axis=1, out=np.empty((4, 3)) if path != "resident" else gpuprims.to_device(np.empty((4, 3))),
+               **kw)
+        with pytest.raises(TypeError):
+            fn(source, axis=1, out=[[0] * 4] * 3, **kw)
+        with pytest.raises(TypeError):
+            fn(source, axis=1, out=np.empty((3, 4), np.complex64) if path != "resident" else a, **kw)
+    with pytest.raises(ValueError):
+        gpuprims.cumsum(a, out=np.empty((3, 4), np.int64))  # axis None: the result is 1-D
+    with pytest.raises(ValueError):
+        readonly = np.empty(12, np.int64)
+        readonly.flags.writeable = False
+        gpuprims.cumsum(a, out=readonly, device="cpu")
+
+
+def test_out_with_include_initial(path, rng):
+    a = make_data(rng, "int16", (6, 5), "prod")
+    if path == "resident":
+        out = gpuprims.to_device(np.zeros((6, 6), np.int64))
+        assert gpuprims.cumulative_prod(gpuprims.to_device(a), axis=1, include_initial=True, out=out) is out
+        got = out.get()
+    else:
+        out = np.zeros((6, 6), np.float64)
+        device = "cpu" if path == "cpu" else "cuda"
+        assert gpuprims.cumulative_prod(a, axis=1, include_initial=True, out=out, device=device) is out
+        got = out
+    np.testing.assert_array_equal(got, numpy_cumulative("cumulative_prod", a, 1, include_initial=True))
+
+
+@pytest.mark.skipif(not gpuprims.cuda_available(), reason="CUDA not available")
+def test_pinned_out_is_written_by_the_copy_engine(monkeypatch, rng):
+    """The planner writes a streamed result straight into a pinned out (result_pinned), into a
+    pageable one through staging, and without out into a cached pinned block."""
+    monkeypatch.setenv("GPUPRIMS_STREAM_MIN_BYTES", "0")
+    a = make_data(rng, "float32", 1 << 20, "minmax")
+
+    def plan(out):
+        return gpuprims._core.scan(a, out, 0, -1, a.dtype.num, 1, a.size, 1, False, 3, False)
+
+    pinned = gpuprims.empty_pinned(a.shape, a.dtype)
+    assert plan(a.shape)["result_pinned"]
+    assert not plan(np.empty_like(a))["result_pinned"]
+    assert plan(pinned)["route"] == "cuda-streamed" and plan(pinned)["result_pinned"]
+    assert gpuprims.cummax(a, out=pinned, device="cuda") is pinned
+    np.testing.assert_array_equal(pinned, np.maximum.accumulate(a))
+
+
+@pytest.mark.parametrize("op", [-1, 4, 5, 6, 9, 10, 11])  # argmin .. std, and no gp_op
+def test_core_scan_refuses_operators_without_a_scan(op):
+    """The scan entry takes sum, prod, min and max only: the reductions' other operators share the
+    gp_op enum but have no scan loop or kernel."""
+    a = np.arange(7.0)
+    for device in (-1, -2):  # the CPU, and the planner's choice
+        with pytest.raises(ValueError, match="unsupported scan"):
+            gpuprims._core.scan(a, a.shape, device, 0, a.dtype.num, 1, a.size, 1, False, op, False)
+
+
+# ---- streaming: carries across tiles -------------------------------------------------------------------
+
+@pytest.mark.skipif(not gpuprims.cuda_available(), reason="CUDA not available")
+@pytest.mark.parametrize("chunk", [8, 200, 4096])
+@pytest.mark.parametrize("shape,axis", [((1009,), None), ((37, 53), 0), ((37, 53), 1), ((5, 7, 11), 1)])
+@pytest.mark.parametrize("dtype", ["int8", "uint16", "float16", "float32", "float64", "bool"])
+@pytest.mark.parametrize("name", OPS)
+def test_streamed_chunks(monkeypatch, rng, name, dtype, shape, axis, chunk):
+    monkeypatch.setenv("GPUPRIMS_STREAM_MIN_BYTES", "0")
+    monkeypatch.setenv("GPUPRIMS_STREAM_CHUNK_BYTES", str(chunk))
+    a = data(rng, name, dtype, shape)
+    if dtype[0] == "f":
+        a.reshape(-1)[rng.integers(0, a.size, 3)] = np.nan
+    assert gpuprims.explain(getattr(gpuprims, name), a, axis, device="cuda")["route"] == "cuda-streamed"
+    check(name, a, getattr(gpuprims, name)(a, axis, device="cuda"), axis)
