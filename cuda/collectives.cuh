@@ -10,11 +10,27 @@ namespace gp {
 constexpr unsigned full_mask = 0xffffffffu;
 constexpr int warp_threads = 32;
 
+// __shfl_xor_sync for any value a reduction combines: structs (argmin/argmax's value and index)
+// word by word.
+template <class T> __device__ __forceinline__ T shuffle_xor(T value, int mask, int width)
+{
+    if constexpr (cuda::std::is_arithmetic_v<T> || cuda::std::is_same_v<T, __half>) {
+        return __shfl_xor_sync(full_mask, value, mask, width);
+    } else {
+        static_assert(sizeof(T) % sizeof(unsigned) == 0, "a struct of whole words");
+        unsigned words[sizeof(T) / sizeof(unsigned)];
+        memcpy(words, &value, sizeof value);
+#pragma unroll
+        for (unsigned &word : words) word = __shfl_xor_sync(full_mask, word, mask, width);
+        memcpy(&value, words, sizeof value);
+        return value;
+    }
+}
+
 // Every lane of the logical warp receives the reduction of the logical warp's values.
 template <class T, class Op> __device__ __forceinline__ T warp_reduce(T value, Op op, int width = 32)
 {
-    for (int mask = width / 2; mask > 0; mask /= 2)
-        value = op(value, __shfl_xor_sync(full_mask, value, mask, width));
+    for (int mask = width / 2; mask > 0; mask /= 2) value = op(value, shuffle_xor(value, mask, width));
     return value;
 }
 

@@ -1,6 +1,7 @@
 // The rows of run.cu's primitive table: for each primitive, its resident launch and the factory of
 // its streaming tiler (convert does not stream).  Each primitive's folder defines its row:
-//   reduce/     sum, prod, min and max along the middle axis of (outer, n, inner)
+//   reduce/     sum, prod, min, max, argmin, argmax, any, all and count_nonzero along the middle
+//               axis of (outer, n, inner)
 //   scan/       inclusive and exclusive prefix sums along the middle axis
 //   correlate/  correlation of an image with a mask (convolution, 1-D and 2-D)
 //   copy/       C-contiguous copies of strided views (transpose)

@@ -32,6 +32,7 @@ except ImportError as _error:  # say why: the bare error is a "circular import" 
     raise
 
 from ._reductions import max, mean, min, prod, sum
+from ._reductions import all, any, argmax, argmin, count_nonzero, std, var
 from ._scans import (cummax, cummin, cumprod, cumsum, cumulative_prod, cumulative_sum, nancumprod, nancumsum,
                      prefix_sum)
 from ._plan import explain
@@ -60,6 +61,11 @@ def build_info():
 
 __all__ = [
     "DeviceArray",
+    "all",
+    "any",
+    "argmax",
+    "argmin",
+    "count_nonzero",
     "DeviceUnavailableError",
     "build_info",
     "convolve",
@@ -90,8 +96,10 @@ __all__ = [
     "prefix_sum",
     "prod",
     "set_num_threads",
+    "std",
     "sum",
     "synchronize",
     "to_device",
     "transpose",
+    "var",
 ]

@@ -1,4 +1,5 @@
-"""The reductions: sum, prod, min, max and mean with NumPy's argument and dtype semantics.
+"""The reductions: sum, prod, min, max, mean, var, std, argmin, argmax, any, all and count_nonzero
+with NumPy's argument and dtype semantics.
 
 Each call becomes one plan (``_plan.Plan``) for the core's reduce primitive: the input viewed as
 (outer, n, inner) (non-adjacent reduced axes are moved last first), the dtype the backend writes
@@ -6,6 +7,7 @@ Each call becomes one plan (``_plan.Plan``) for the core's reduce primitive: the
 turns the backend's output into NumPy's result dtype.  Host inputs give NumPy results; device
 inputs (DeviceArray, or other libraries' GPU arrays) give DeviceArray results on their GPU.
 """
+import builtins
 import functools
 import math
 
@@ -16,8 +18,16 @@ from ._boundary import array_input, axis_index, keepdims_flag, like_input, on_ho
 from ._device_array import DeviceArray
 from ._plan import Plan
 
-_OPS = {"sum": 0, "prod": 1, "min": 2, "max": 3}
-_NUMPY = {"sum": np.sum, "prod": np.prod, "min": np.min, "max": np.max, "mean": np.mean, "cumsum": np.cumsum}
+_OPS = {"sum": 0, "prod": 1, "min": 2, "max": 3, "argmin": 4, "argmax": 5, "any": 6, "all": 7, "count_nonzero": 8,
+        "var": 9, "std": 10}
+_NUMPY = {"sum": np.sum, "prod": np.prod, "min": np.min, "max": np.max, "mean": np.mean, "cumsum": np.cumsum,
+          "argmin": np.argmin, "argmax": np.argmax, "any": np.any, "all": np.all, "count_nonzero": np.count_nonzero,
+          "var": np.var, "std": np.std}
+# The reductions whose result dtype is their own, whatever the input's.
+_FIXED_RESULT = {"argmin": np.dtype(np.intp), "argmax": np.dtype(np.intp), "any": np.dtype(bool),
+                 "all": np.dtype(bool), "count_nonzero": np.dtype(np.intp)}
+# numpy.count_nonzero(a) is a Python int before NumPy 2.3, an intp scalar since.
+_COUNT_TYPE = type(np.count_nonzero(np.ones(1)))
 _DTYPE_OF_TYPENUM = {np.dtype(name).num: np.dtype(name) for name in _core.DTYPES}
 
 
@@ -58,6 +68,12 @@ class _Reduction:
         if op in ("min", "max"):
             result_dtype = self.backend_dtype = in_dtype.newbyteorder("=")
             self.cast = None
+        elif op in _FIXED_RESULT:
+            result_dtype = self.backend_dtype = _FIXED_RESULT[op]
+            self.cast = None
+        elif op in ("var", "std"):  # computed in double by the backend, written in the result dtype
+            result_dtype = self.backend_dtype = _numpy_result_dtype(op, in_dtype, dtype)
+            self.cast = None
         else:
             result_dtype = _numpy_result_dtype(op, in_dtype, dtype)
             if result_dtype.kind == "b":  # NumPy's add/multiply on bool are logical or/and
@@ -83,10 +99,11 @@ class _Reduction:
         # arithmetic (its result's shape is all ones).
         self.whole = len(axes) == ndim and self.cast is None and self.moved is None
 
-    def plan(self, array, index):
-        """The plan for `array` (at least one element) on backend device `index`."""
+    def plan(self, array, index, ddof=0.0):
+        """The plan for `array` (at least one element) on backend device `index` (var and std: with
+        `ddof`)."""
         if self.whole and type(array) is np.ndarray:
-            return Plan(_core.reduce, array, (self.op_code, self.backend_dtype.num, 1, array.size, 1),
+            return Plan(_core.reduce, array, (self.op_code, self.backend_dtype.num, 1, array.size, 1, ddof),
                         (1,) * len(self.out_axes), self.backend_dtype, index, self.finish)
         shape = array.shape
         if self.cast is not None:
@@ -99,14 +116,14 @@ class _Reduction:
         view = array.shape
         outer, n, inner = math.prod(view[:first]), math.prod(view[first:last]), math.prod(view[last:])
         out_shape = tuple(1 if axis is None else shape[axis] for axis in self.out_axes)
-        return Plan(_core.reduce, array, (self.op_code, self.backend_dtype.num, outer, n, inner), out_shape,
+        return Plan(_core.reduce, array, (self.op_code, self.backend_dtype.num, outer, n, inner, ddof), out_shape,
                     self.backend_dtype, index, self.finish)
 
 
 def plain_axes(axis):
     """Whether `axis` is None, an int or a tuple of ints: the axis forms a cache may key on (True
     and 1.0 compare equal to 1 but are errors)."""
-    return axis is None or type(axis) is int or (type(axis) is tuple and all(type(item) is int for item in axis))
+    return axis is None or type(axis) is int or (type(axis) is tuple and builtins.all(type(item) is int for item in axis))
 
 
 def _reduction(op, in_dtype, ndim, axis, dtype, keepdims):
@@ -143,11 +160,22 @@ def _reduce(op, a, axis, dtype, keepdims, device):
         keepdims = keepdims_flag(keepdims)
     array, index = array_input(a, op, device)
     if array.size == 0:  # no work: NumPy's own identities, errors and warnings
-        axes = reduced_axes(axis, array.ndim)
-        kwargs = {} if op in ("min", "max") else {"dtype": dtype}
+        axes = None if axis is None else reduced_axes(axis, array.ndim)
+        kwargs = {"dtype": dtype} if op in ("sum", "prod") else {}
         return Plan.by_numpy(lambda: like_input(_NUMPY[op](on_host(array), axis=axes, keepdims=keepdims, **kwargs),
                                                 array))
     return _reduction(op, array.dtype, array.ndim, axis, dtype, keepdims).plan(array, index)
+
+
+def _arg_reduce(op, a, axis, keepdims, device):
+    """The plan of gpuprims.argmin/argmax: one int axis or None (the flattened array)."""
+    keepdims = bool(keepdims)  # numpy.argmin reads keepdims as a truth value, unlike the ufunc reductions
+    array, index = array_input(a, op, device)
+    if axis is not None:
+        axis_index(axis, builtins.max(array.ndim, 1))  # NumPy's TypeError for tuples, AxisError
+    if array.size == 0:  # ValueError where the reduced axis is empty, else an empty result
+        return Plan.by_numpy(lambda: like_input(_NUMPY[op](on_host(array), axis=axis, keepdims=keepdims), array))
+    return _reduction(op, array.dtype, array.ndim, axis, None, keepdims).plan(array, index)
 
 
 def sum(a, axis=None, dtype=None, keepdims=False, *, device=None):
@@ -303,3 +331,192 @@ def mean(a, axis=None, dtype=None, keepdims=False, *, device=None):
     plan.finish = divide if sum_finish is None else (lambda output: divide(sum_finish(output)))
     return plan.run()
 
+
+def _moments(op, a, axis, dtype, ddof, keepdims, device):
+    """The plan of gpuprims.var/std.  NumPy answers what the backend does not compute: empty
+    selections, ddof at or above the count (inf or NaN with its warnings) and integer dtype=."""
+    keepdims = keepdims_flag(keepdims)
+    array, index = array_input(a, op, device)
+    if array.ndim == 0 and axis is not None and not isinstance(axis, tuple):
+        axis_index(axis, 0)  # NumPy's AxisError for axis 0 of a 0-d array, as numpy.mean
+    axes = reduced_axes(axis, array.ndim)
+    count = math.prod(array.shape[axis] for axis in axes)
+    result_dtype = _numpy_result_dtype(op, array.dtype, _dtype_argument(op, dtype))
+    if array.size == 0 or not count - ddof > 0 or result_dtype.kind != "f":
+        def by_numpy():
+            host = array.get() if isinstance(array, DeviceArray) and array.size else on_host(array)
+            return like_input(_NUMPY[op](host, axis=axes, dtype=dtype, ddof=ddof, keepdims=keepdims), array)
+        return Plan.by_numpy(by_numpy)
+    return _reduction(op, array.dtype, array.ndim, axes, dtype, keepdims).plan(array, index, float(ddof))
+
+
+def var(a, axis=None, dtype=None, ddof=0, keepdims=False, *, device=None):
+    """Variance over the given axes, as :func:`numpy.var`: the mean of the squared deviations
+    from the mean, ``sum((x - x.mean())**2) / (N - ddof)``.
+
+    One pass over the data: each piece (a GPU thread's elements, a CPU piece of 16384) is reduced
+    to sums of deviations from its first element, and the pieces' (count, mean, M2) are combined by
+    Chan, Golub and LeVeque's pairwise formula, in double for every input dtype.  The result is as
+    accurate as NumPy's two passes or more (a float32 array with a large mean and a small spread
+    included).
+
+    Parameters
+    ----------
+    a : array_like
+        Input data: bool, signed or unsigned integers, float16, float32 or float64 (complex is not
+        supported: TypeError).
+    axis : None or int or tuple of ints, optional
+        Axes to compute the variance over; None means all.
+    dtype : dtype, optional
+        The result dtype.  By default float64 for integer and bool inputs, else the input's float
+        dtype (float16 stays float16).  An integer dtype is NumPy's own computation.
+    ddof : int or float, optional
+        Delta degrees of freedom: the divisor is ``N - ddof``.  Where it is not positive the result
+        is NumPy's (inf, or NaN for a constant slice) with its RuntimeWarning ``Degrees of freedom
+        <= 0 for slice``.
+    keepdims : bool, optional
+        Keep the reduced axes as dimensions of size one.
+    device : {None, "cpu", "cuda", "cuda:N"}, optional
+        Where to compute, as in :func:`gpuprims.sum`.
+
+    Returns
+    -------
+    numpy.generic or numpy.ndarray or DeviceArray
+        A NumPy scalar for a full reduction of host data, else an array; a DeviceArray for
+        device-resident input.  An empty selection gives NaN with NumPy's RuntimeWarning.
+
+    Raises
+    ------
+    TypeError
+        For unsupported input or dtype= dtypes (complex, strings, objects, datetimes).
+    numpy.exceptions.AxisError
+        For an axis out of range.
+    """
+    return _moments("var", a, axis, dtype, ddof, keepdims, device).run()
+
+
+def std(a, axis=None, dtype=None, ddof=0, keepdims=False, *, device=None):
+    """Standard deviation over the given axes, as :func:`numpy.std`: the square root of
+    :func:`gpuprims.var`, with the same parameters, algorithm and rules.
+
+    Returns
+    -------
+    numpy.generic or numpy.ndarray or DeviceArray
+    """
+    return _moments("std", a, axis, dtype, ddof, keepdims, device).run()
+
+
+def argmin(a, axis=None, *, keepdims=False, device=None):
+    """Index of the minimum along an axis, as :func:`numpy.argmin`.
+
+    The first occurrence wins; a NaN wins over every number, so a slice holding NaNs gives the
+    index of its first NaN.
+
+    Parameters
+    ----------
+    a : array_like
+        Input data: bool, signed or unsigned integers, float16, float32 or float64.
+    axis : int, optional
+        The axis to search along.  None (default) searches the flattened array (C order) and
+        returns an index into it.
+    keepdims : bool, optional
+        Keep the searched axis (every axis when `axis` is None) as a dimension of size one.
+    device : {None, "cpu", "cuda", "cuda:N"}, optional
+        Where to compute, as in :func:`gpuprims.sum`.
+
+    Returns
+    -------
+    numpy.intp or numpy.ndarray or DeviceArray
+        Indices of dtype intp: a NumPy scalar for a whole-array search of host data, else an
+        array; a DeviceArray for device-resident input.
+
+    Raises
+    ------
+    ValueError
+        When the searched axis is empty (``attempt to get argmin of an empty sequence``).
+    TypeError
+        For a tuple or non-integer `axis`, and unsupported dtypes.
+    numpy.exceptions.AxisError
+        For an axis out of range.
+    """
+    return _arg_reduce("argmin", a, axis, keepdims, device).run()
+
+
+def argmax(a, axis=None, *, keepdims=False, device=None):
+    """Index of the maximum along an axis, as :func:`numpy.argmax`.
+
+    The first occurrence wins; a NaN wins over every number (the first NaN's index).  See
+    :func:`gpuprims.argmin` for the parameters, result and errors.
+
+    Returns
+    -------
+    numpy.intp or numpy.ndarray or DeviceArray
+    """
+    return _arg_reduce("argmax", a, axis, keepdims, device).run()
+
+
+def any(a, axis=None, keepdims=False, *, device=None):
+    """Whether any element along the given axes is true, as :func:`numpy.any`.
+
+    An element is true when it is nonzero: NaN is true, -0.0 is not.
+
+    Parameters
+    ----------
+    a : array_like
+        Input data: bool, signed or unsigned integers, float16, float32 or float64.
+    axis : None or int or tuple of ints, optional
+        Axes to reduce; None reduces all of them.
+    keepdims : bool, optional
+        Keep the reduced axes as dimensions of size one.
+    device : {None, "cpu", "cuda", "cuda:N"}, optional
+        Where to compute, as in :func:`gpuprims.sum`.
+
+    Returns
+    -------
+    numpy.bool or numpy.ndarray or DeviceArray
+        A NumPy bool for a full reduction of host data, else a bool array; a DeviceArray for
+        device-resident input.  An empty selection is False.
+    """
+    return _reduce("any", a, axis, None, keepdims, device).run()
+
+
+def all(a, axis=None, keepdims=False, *, device=None):
+    """Whether every element along the given axes is true (nonzero), as :func:`numpy.all`.
+
+    NaN is true, -0.0 is not; an empty selection is True.  See :func:`gpuprims.any` for the
+    parameters.
+
+    Returns
+    -------
+    numpy.bool or numpy.ndarray or DeviceArray
+    """
+    return _reduce("all", a, axis, None, keepdims, device).run()
+
+
+def count_nonzero(a, axis=None, *, keepdims=False, device=None):
+    """The number of nonzero elements along the given axes, as :func:`numpy.count_nonzero`.
+
+    NaN counts, -0.0 does not.
+
+    Parameters
+    ----------
+    a : array_like
+        Input data.
+    axis : None or int or tuple of ints, optional
+        Axes to count along; None counts the whole array.
+    keepdims : bool, optional
+        Keep the counted axes as dimensions of size one.
+    device : {None, "cpu", "cuda", "cuda:N"}, optional
+        Where to compute, as in :func:`gpuprims.sum`.
+
+    Returns
+    -------
+    int or numpy.intp or numpy.ndarray or DeviceArray
+        With `axis` None and no `keepdims` the count as NumPy returns it (a Python int before
+        NumPy 2.3, an intp scalar since); else an intp array; a DeviceArray (0-d for a whole-array
+        count) for device-resident input.
+    """
+    plan = _reduce("count_nonzero", a, axis, None, keepdims, device)
+    if axis is None and not keepdims and plan.entry is not None and not isinstance(plan.source, DeviceArray):
+        plan.finish = _COUNT_TYPE
+    return plan.run()

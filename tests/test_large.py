@@ -29,7 +29,7 @@ def _chunks(n):
         yield s, min(n, s + CHUNK)
 
 
-def test_large_sum_max_prefix_sum_cummax_past_2_31_and_2_32(capsys):
+def test_large_reductions_argmax_prefix_sum_cummax_past_2_31_and_2_32(capsys):
     if not gpuprims.cuda_available():
         pytest.skip("needs a GPU")
     t_start = time.perf_counter()
@@ -72,6 +72,15 @@ def test_large_sum_max_prefix_sum_cummax_past_2_31_and_2_32(capsys):
     assert mx.dtype == np.int8 and int(mx) == 101
     assert mn.dtype == np.int8 and int(mn) == -101
 
+    # argmax/argmin: indices past 2**31 and 2**32, the first of tied extremes
+    a[n - 1] = 101
+    t0 = time.perf_counter()
+    imax = gpuprims.argmax(a, device="cuda")
+    imin = gpuprims.argmin(a, device="cuda")
+    lap("gpuprims.argmax + argmin", t0)
+    assert type(imax) is np.intp and int(imax) == i_max > 2**32
+    assert int(imin) == i_min > 2**31
+
     # per-slice reductions where every slice has more than 2**31 elements
     m = (n - 1) // 2                      # 2**31 + 2
     b = a[: 2 * m].reshape(2, m)
@@ -84,6 +93,10 @@ def test_large_sum_max_prefix_sum_cummax_past_2_31_and_2_32(capsys):
     assert rows.tolist() == ref_rows
     assert rmax.tolist() == [int(b[0].max()), int(b[1].max())]
     assert int(b[1].max()) == 101          # the planted maximum lies in row 1
+    t0 = time.perf_counter()
+    rarg = gpuprims.argmax(b, axis=1, device="cuda")
+    lap(f"gpuprims.argmax axis=1 on (2, {m})", t0)
+    assert rarg.tolist() == [int(np.argmax(b[0])), i_max - m] and i_max - m > 2**31
     del a, b
 
     # ---- prefix_sum over 2**31 + 3 int8 elements -> int64 (16 GiB) --------

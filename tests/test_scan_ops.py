@@ -307,6 +307,16 @@ def test_pinned_out_is_written_by_the_copy_engine(monkeypatch, rng):
     np.testing.assert_array_equal(pinned, np.maximum.accumulate(a))
 
 
+@pytest.mark.parametrize("op", [-1, 4, 5, 6, 9, 10, 11])  # argmin .. std, and no gp_op
+def test_core_scan_refuses_operators_without_a_scan(op):
+    """The scan entry takes sum, prod, min and max only: the reductions' other operators share the
+    gp_op enum but have no scan loop or kernel."""
+    a = np.arange(7.0)
+    for device in (-1, -2):  # the CPU, and the planner's choice
+        with pytest.raises(ValueError, match="unsupported scan"):
+            gpuprims._core.scan(a, a.shape, device, 0, a.dtype.num, 1, a.size, 1, False, op, False)
+
+
 # ---- streaming: carries across tiles -------------------------------------------------------------------
 
 @pytest.mark.skipif(not gpuprims.cuda_available(), reason="CUDA not available")

@@ -17,19 +17,39 @@ extern "C" {
 
 typedef enum { GP_REDUCE, GP_SCAN, GP_CORRELATE, GP_COPY, GP_CONVERT, GP_NUM_PRIMITIVES } gp_primitive;
 
-typedef enum { GP_SUM, GP_PROD, GP_MIN, GP_MAX, GP_NUM_OPS } gp_op;
+/* The reductions.  argmin/argmax give the int64 index along n of the first minimum (maximum), or of
+ * the first NaN (NaN wins); any/all give bool (x != 0, so NaN counts as true and -0.0 as false);
+ * count_nonzero gives int64.  var gives the sum of squared deviations from the mean divided by
+ * n - ddof (NaN where that is not positive), std its square root: computed in double whatever the
+ * input, written as the float out_dtype. */
+typedef enum {
+    GP_SUM,
+    GP_PROD,
+    GP_MIN,
+    GP_MAX,
+    GP_ARGMIN,
+    GP_ARGMAX,
+    GP_ANY,
+    GP_ALL,
+    GP_COUNT_NONZERO,
+    GP_VAR,
+    GP_STD,
+    GP_NUM_OPS
+} gp_op;
 
-/* Reduce along n: outer * inner results of out_dtype.  Supported pairs: gp_reduce_supported(). */
+/* Reduce along n: outer * inner results of out_dtype.  Supported pairs: gp_reduce_supported().
+ * ddof: var and std's delta degrees of freedom (ignored by the other reductions). */
 typedef struct {
     gp_op op;
     gp_dtype in_dtype, out_dtype;
     int64_t outer, n, inner;
+    double ddof;
 } gp_reduce_args;
 
 /* Inclusive (or exclusive) scan along n with `op` (cumsum, cumprod, numpy.minimum/maximum.accumulate);
  * the output has the input's shape.  exclusive: element i combines the elements before i (the first
  * is op's identity).  skip_nan: NaN elements count as op's identity (nancumsum, nancumprod).
- * Supported (op, in, out): gp_reduce_supported(), the reductions' rule. */
+ * Supported (op, in, out): gp_scan_supported(). */
 typedef struct {
     gp_dtype in_dtype, out_dtype;
     int64_t outer, n, inner;
@@ -95,7 +115,16 @@ static inline int gp_reduce_supported(gp_op op, gp_dtype in, gp_dtype out)
 {
     if (!gp_dtype_valid(in)) return 0;
     if (op == GP_MIN || op == GP_MAX) return in == out;
+    if (op == GP_ARGMIN || op == GP_ARGMAX || op == GP_COUNT_NONZERO) return out == GP_INT64;
+    if (op == GP_ANY || op == GP_ALL) return out == GP_BOOL;
+    if (op == GP_VAR || op == GP_STD) return gp_dtype_is_float(out);
     return (op == GP_SUM || op == GP_PROD) && gp_accumulate_supported(in, out);
+}
+
+/* Scans: sum, prod, min and max, with the reductions' dtype rule. */
+static inline int gp_scan_supported(gp_op op, gp_dtype in, gp_dtype out)
+{
+    return (op == GP_SUM || op == GP_PROD || op == GP_MIN || op == GP_MAX) && gp_reduce_supported(op, in, out);
 }
 
 #ifdef __CUDACC__

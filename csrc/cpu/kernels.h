@@ -14,33 +14,54 @@
 #include "contract/gp_call.h"
 
 /* How a reduction or scan accumulates (see simd_kernels.h):
- *   GP_ACC_SAME  min/max, in the input's own type;
- *   GP_ACC_WORD  integer and bool sum/prod in 64-bit two's complement, wrapping as NumPy;
+ *   GP_ACC_SAME  min/max in the input's own type (argmin/argmax too, then find the first index);
+ *   GP_ACC_WORD  integer and bool sum/prod in 64-bit two's complement, wrapping as NumPy; any, all
+ *                and count_nonzero as 64-bit counts (0/1 per piece for any and all);
  *   GP_ACC_F64   in double: every float reduction but GP_ACC_F32's, and scans with a float64 result;
  *   GP_ACC_F32   sums and products of float16/float32 with a float32 or float16 result: as GP_ACC_F64,
  *                except that along columns blocks of 8 rows are combined in float32 first; scans in
- *                float32 lanes (NumPy's precision), the pieces' totals and offsets in double. */
-typedef enum { GP_ACC_SAME, GP_ACC_WORD, GP_ACC_F64, GP_ACC_F32, GP_NUM_ACCS } gp_acc_kind;
+ *                float32 lanes (NumPy's precision), the pieces' totals and offsets in double;
+ *   GP_ACC_MOMENTS var and std: count, mean and sum of squared deviations (M2) in double. */
+typedef enum { GP_ACC_SAME, GP_ACC_WORD, GP_ACC_F64, GP_ACC_F32, GP_ACC_MOMENTS, GP_NUM_ACCS } gp_acc_kind;
 
 /* A reduction's or scan's partial result: f for the float kinds, u for GP_ACC_WORD and for the
- * bits of a GP_ACC_SAME value (nan: the value is a NaN, the first of its piece). */
+ * bits of a GP_ACC_SAME value (nan: the value is a NaN, the first of its piece); GP_ACC_MOMENTS:
+ * u the count, f the mean and m2 the sum of squared deviations from it. */
 typedef struct {
     double f;
     uint64_t u;
     int nan;
+    double m2;
 } gp_partial;
 
 /* Elements per piece of a contiguous reduction or scan: pieces are the unit of work of the threads
  * and fix every result's order of operations, so results do not depend on the thread count. */
 enum { GP_CPU_PIECE = 16384 };
 
+/* The widest column tile of a reduction or scan along a non-contiguous axis: the drivers keep its
+ * accumulator row on the stack, and the count loops their per-lane counters. */
+enum { GP_CPU_COLUMN_TILE = 1024 };
+
 /* Reduces count (1 .. GP_CPU_PIECE) contiguous elements into *partial. */
 typedef void (*gp_reduce_run_fn)(const void *in, int64_t count, gp_partial *partial);
 /* Folds `rows` rows of `width` contiguous elements, rows `stride` elements apart, into the
  * accumulator row acc (width slots of the kind's type: the input's type, uint64_t or double);
- * with `first`, acc is set first (the identity, or for min/max the first row). */
+ * with `first`, acc is set first (the identity, or for min/max the first row).  GP_ACC_MOMENTS
+ * takes every row in one call (first set) and 3 * width doubles: each column's shift (its first
+ * row), then the sums of the deviations from it, then of their squares. */
 typedef void (*gp_reduce_columns_fn)(const void *in, int64_t rows, int64_t stride, int64_t width, void *acc,
                                      int first);
+
+/* What a find loop looks for: an element equal in value to *value (-0.0 equals 0.0), a NaN, a
+ * nonzero element (x != 0: NaN is nonzero, -0.0 is not) or a zero one. */
+typedef enum { GP_FIND_EQUAL, GP_FIND_NAN, GP_FIND_NONZERO, GP_FIND_ZERO, GP_NUM_FINDS } gp_find_mode;
+/* The index of the first of count contiguous elements that matches, or -1. */
+typedef int64_t (*gp_find_fn)(const void *in, int64_t count, const void *value, gp_find_mode mode);
+/* argmin (argmax) along columns: each of `width` columns' first minimum (maximum) or first NaN over
+ * `rows` rows `stride` elements apart: its value to values[j] (the input's type) and its row to
+ * index[j]. */
+typedef void (*gp_arg_columns_fn)(const void *in, int64_t rows, int64_t stride, int64_t width, void *values,
+                                  int64_t *index);
 
 /* Scans count (1 .. GP_CPU_PIECE) contiguous elements with the loop's operator into out, whose
  * elements are out_size bytes (the kind's type: uint64_t, double or float; narrower for float16 and
@@ -72,6 +93,8 @@ typedef struct {
     const char *name; /* "baseline", "avx2", "avx512" */
     gp_reduce_run_fn reduce_run[GP_NUM_OPS][GP_NUM_ACCS][GP_NUM_DTYPES];
     gp_reduce_columns_fn reduce_columns[GP_NUM_OPS][GP_NUM_ACCS][GP_NUM_DTYPES];
+    gp_find_fn find[GP_NUM_DTYPES];
+    gp_arg_columns_fn arg_columns[2][GP_NUM_DTYPES]; /* [0] argmin, [1] argmax */
     /* scans by operator, NaN rule (1: NaN read as the identity) and accumulator kind */
     gp_scan_total_fn scan_total[GP_NUM_OPS][2][GP_NUM_ACCS][GP_NUM_DTYPES];
     gp_scan_run_fn scan_run[GP_NUM_OPS][2][GP_NUM_ACCS][GP_NUM_DTYPES];
@@ -128,7 +151,7 @@ static inline void gp_scan_combine(gp_acc_kind acc, gp_op op, int is_signed, gp_
 
 static inline gp_partial gp_scan_identity(gp_op op, int is_signed)
 {
-    gp_partial identity = {0.0, 0, 0};
+    gp_partial identity = {.f = 0.0};
     switch (op) {
     case GP_SUM: identity.f = -0.0; break;
     case GP_PROD: identity.f = 1.0, identity.u = 1; break;
@@ -140,7 +163,9 @@ static inline gp_partial gp_scan_identity(gp_op op, int is_signed)
 
 static inline gp_acc_kind gp_reduce_acc(gp_op op, gp_dtype in, gp_dtype out)
 {
-    if (op == GP_MIN || op == GP_MAX) return GP_ACC_SAME;
+    if (op == GP_MIN || op == GP_MAX || op == GP_ARGMIN || op == GP_ARGMAX) return GP_ACC_SAME;
+    if (op == GP_ANY || op == GP_ALL || op == GP_COUNT_NONZERO) return GP_ACC_WORD;
+    if (op == GP_VAR || op == GP_STD) return GP_ACC_MOMENTS;
     if (op == GP_SUM || op == GP_PROD) return gp_scan_acc(in, out);
     return gp_dtype_is_float(out) ? GP_ACC_F64 : GP_ACC_WORD;
 }

@@ -6,7 +6,15 @@
  * so the result is the same for any number of threads.  Along another axis the loops fold rows of
  * contiguous columns into an accumulator row, column tiles being the threads' unit: every column
  * is reduced in row order whatever the tiling.  A call below the parallel threshold runs on the
- * calling thread with no allocation. */
+ * calling thread with no allocation.
+ *
+ * argmin/argmax reduce a row's pieces to their best values (min/max's loops and combination), then
+ * find the first index of the best in the first piece that holds it; along columns their own loop
+ * keeps each column's best and its row.  any, all and count_nonzero count 64-bit words: 0/1 per
+ * piece or'ed (any) or and'ed (all), counts added; along columns they count, and any and all are
+ * the counts compared with 0 and n.  var and std reduce pieces to (count, mean, M2), combined in
+ * piece order by Chan, Golub and LeVeque's formula; along columns to shifted sums. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,8 +22,7 @@
 #include "cpu/kernels.h"
 #include "cpu/parallel.h"
 
-/* The widest column tile: its accumulator row lives on the stack. */
-enum { MAX_TILE = 1024 };
+enum { MAX_TILE = GP_CPU_COLUMN_TILE };
 
 typedef struct {
     const gp_reduce_args *desc;
@@ -24,6 +31,9 @@ typedef struct {
     gp_acc_kind acc;
     gp_reduce_run_fn run;
     gp_reduce_columns_fn columns;
+    gp_find_fn find;                /* argmin/argmax: the first index of the best value */
+    gp_arg_columns_fn arg_columns;  /* argmin/argmax along columns, else NULL */
+    int arg;                        /* argmin/argmax: rows store the index of their result */
     int64_t in_size, out_size;
     int64_t pieces;        /* pieces per row (inner == 1) */
     gp_partial *partials;  /* outer * pieces partials, when rows have several pieces and threads share them */
@@ -49,8 +59,54 @@ static void combiner_start(const reduce_job *job, combiner *c)
     c->count = 0;
     c->buffered = 0;
     c->total.nan = 0;
-    c->total.u = job->desc->op == GP_PROD ? 1 : 0;
+    c->total.u = job->desc->op == GP_PROD || job->desc->op == GP_ALL ? 1 : 0;
     c->total.f = job->desc->op == GP_PROD ? 1.0 : -0.0;
+    c->total.m2 = 0.0;
+}
+
+/* var/std: Chan, Golub and LeVeque's combination of the moments of two disjoint parts. */
+static void combine_moments(gp_partial *a, const gp_partial *b)
+{
+    if (b->u == 0) return;
+    if (a->u == 0) {
+        *a = *b;
+        return;
+    }
+    const double count = (double)(a->u + b->u), b_share = (double)b->u / count, delta = b->f - a->f;
+    a->m2 = a->m2 + b->m2 + delta * delta * ((double)a->u * b_share);
+    a->f += delta * b_share;
+    a->u += b->u;
+}
+
+/* x rounded to float dtype t, as a double. */
+static double rounded_to(gp_dtype t, double x)
+{
+    if (t == GP_FLOAT32) return (float)x;
+    if (t != GP_FLOAT16) return x;
+    gp_half h;
+    float f;
+    gp_cpu_store_doubles(t, &x, 1, &h);
+    gp_cpu_half_to_float(&h, 1, &f);
+    return f;
+}
+
+/* var/std's result from the moments (NaN where count - ddof is not positive); std is the square
+ * root of the variance rounded to the result dtype, as NumPy's (whose float16 variance may
+ * overflow to inf). */
+static double moments_result(const gp_reduce_args *d, double count, double m2)
+{
+    const double dof = count - d->ddof, var = dof > 0.0 ? m2 / dof : NAN;
+    return d->op == GP_STD ? sqrt(rounded_to(d->out_dtype, var)) : var;
+}
+
+static uint64_t combine_words(gp_op op, uint64_t a, uint64_t b)
+{
+    switch (op) {
+    case GP_PROD: return a * b;
+    case GP_ANY: return a | b;
+    case GP_ALL: return a & b;
+    default: return a + b;
+    }
 }
 
 /* min/max: folds the buffered values into one (the loop over them as a row) */
@@ -75,7 +131,10 @@ static void combiner_push(const reduce_job *job, combiner *c, const gp_partial *
         memcpy((char *)c->buffer + c->buffered++ * job->in_size, &p->u, (size_t)job->in_size);
         return;
     case GP_ACC_WORD:
-        c->total.u = job->desc->op == GP_PROD ? c->total.u * p->u : c->total.u + p->u;
+        c->total.u = combine_words(job->desc->op, c->total.u, p->u);
+        return;
+    case GP_ACC_MOMENTS:
+        combine_moments(&c->total, p);
         return;
     default:
         if (job->desc->op == GP_PROD) {
@@ -105,14 +164,6 @@ static gp_partial combiner_result(const reduce_job *job, combiner *c)
     return c->total;
 }
 
-/* Writes result `index` of the output. */
-static void store_result(const reduce_job *job, int64_t index, const gp_partial *p)
-{
-    char *dst = job->out + index * job->out_size;
-    if (job->acc == GP_ACC_F64 || job->acc == GP_ACC_F32) gp_cpu_store_doubles(job->desc->out_dtype, &p->f, 1, dst);
-    else memcpy(dst, &p->u, (size_t)job->out_size); /* SAME: the input's type; WORD: 64-bit results */
-}
-
 /* ---- rows: inner == 1 ----------------------------------------------------------------------------- */
 
 static const char *piece_start(const reduce_job *job, int64_t row, int64_t piece, int64_t *count)
@@ -120,6 +171,50 @@ static const char *piece_start(const reduce_job *job, int64_t row, int64_t piece
     const int64_t n = job->desc->n, first = piece * GP_CPU_PIECE;
     *count = n - first < GP_CPU_PIECE ? n - first : GP_CPU_PIECE;
     return job->in + (row * n + first) * job->in_size;
+}
+
+/* argmin/argmax: whether a piece's best value is the row's best (a NaN: the piece has one). */
+static int piece_holds(const reduce_job *job, const gp_partial *piece, const gp_partial *best)
+{
+    if (best->nan) return piece->nan;
+    return !piece->nan && job->find(&piece->u, 1, &best->u, GP_FIND_EQUAL) == 0;
+}
+
+/* argmin/argmax: the index in row `row` of the first element equal to its best value (or of its
+ * first NaN), searched in the first piece that holds it (pieces: the row's piece results, NULL for
+ * a row of one piece). */
+static int64_t first_index(const reduce_job *job, int64_t row, const gp_partial *best, const gp_partial *pieces)
+{
+    int64_t piece = 0, count;
+    if (pieces != NULL)
+        while (piece + 1 < job->pieces && !piece_holds(job, &pieces[piece], best)) ++piece;
+    const char *at = piece_start(job, row, piece, &count);
+    return piece * GP_CPU_PIECE + job->find(at, count, &best->u, best->nan ? GP_FIND_NAN : GP_FIND_EQUAL);
+}
+
+/* Writes result `index` of the output. */
+static void store_result(const reduce_job *job, int64_t index, const gp_partial *p)
+{
+    char *dst = job->out + index * job->out_size;
+    if (job->acc == GP_ACC_MOMENTS) {
+        const double result = moments_result(job->desc, (double)p->u, p->m2);
+        gp_cpu_store_doubles(job->desc->out_dtype, &result, 1, dst);
+    } else if (job->acc == GP_ACC_F64 || job->acc == GP_ACC_F32) {
+        gp_cpu_store_doubles(job->desc->out_dtype, &p->f, 1, dst);
+    } else {
+        memcpy(dst, &p->u, (size_t)job->out_size); /* SAME: the input's type; WORD: 64-bit results */
+    }
+}
+
+/* Stores row `row`'s result p: the value, or for argmin/argmax its index (pieces as first_index's). */
+static void store_row(const reduce_job *job, int64_t row, const gp_partial *p, const gp_partial *pieces)
+{
+    if (!job->arg) {
+        store_result(job, row, p);
+        return;
+    }
+    const int64_t index = first_index(job, row, p, pieces);
+    memcpy(job->out + row * job->out_size, &index, sizeof index);
 }
 
 /* Reduces row `row` whole and stores its result. */
@@ -141,7 +236,7 @@ static void reduce_row(const reduce_job *job, int64_t row)
         }
         p = combiner_result(job, &c);
     }
-    store_result(job, row, &p);
+    store_row(job, row, &p, NULL);
 }
 
 /* Tasks of a parallel row reduction: whole rows, or (with partials) pieces. */
@@ -167,17 +262,20 @@ static int reduce_rows(reduce_job *job)
     job->tasks = d->outer * job->pieces;
     job->parts = gp_cpu_parts(bytes, job->tasks);
     job->partials = NULL;
-    if (job->parts > 1 && job->pieces > 1) {
+    /* Rows of several pieces keep their pieces' results when threads share them, and for
+     * argmin/argmax, which look for the piece that holds the best. */
+    if ((job->parts > 1 || job->arg) && job->pieces > 1) {
         job->partials = malloc((size_t)job->tasks * sizeof *job->partials);
+        if (job->partials == NULL && job->arg) return -1;
         if (job->partials == NULL) job->parts = 1; /* no memory to share: one thread needs none */
     }
     if (job->partials == NULL) job->tasks = d->outer; /* tasks are whole rows */
     if (job->parts == 1) {
-        for (int64_t row = 0; row < d->outer; ++row) reduce_row(job, row);
-        return 0;
+        rows_range(job, 0, job->tasks);
+    } else {
+        const double task_bytes = (double)(job->partials ? (d->n < GP_CPU_PIECE ? d->n : GP_CPU_PIECE) : d->n) * job->in_size;
+        gp_pool_for(job->parts, job->tasks, gp_cpu_grain(task_bytes, job->tasks, job->parts), rows_range, job);
     }
-    const double task_bytes = (double)(job->partials ? (d->n < GP_CPU_PIECE ? d->n : GP_CPU_PIECE) : d->n) * job->in_size;
-    gp_pool_for(job->parts, job->tasks, gp_cpu_grain(task_bytes, job->tasks, job->parts), rows_range, job);
     if (job->partials != NULL) {
         for (int64_t row = 0; row < d->outer; ++row) {
             combiner c;
@@ -185,7 +283,7 @@ static int reduce_rows(reduce_job *job)
             for (int64_t piece = 0; piece < job->pieces; ++piece)
                 combiner_push(job, &c, &job->partials[row * job->pieces + piece]);
             const gp_partial p = combiner_result(job, &c);
-            store_result(job, row, &p);
+            store_row(job, row, &p, &job->partials[row * job->pieces]);
         }
         free(job->partials);
     }
@@ -199,11 +297,28 @@ static void reduce_tile(const reduce_job *job, int64_t task)
     const gp_reduce_args *d = job->desc;
     const int64_t outer = task / job->tiles, first = task % job->tiles * job->tile;
     const int64_t width = d->inner - first < job->tile ? d->inner - first : job->tile;
-    uint64_t acc[MAX_TILE]; /* the kind's accumulators: the input's type, uint64_t or double */
-    job->columns(job->in + (outer * d->n * d->inner + first) * job->in_size, d->n, d->inner, width, acc, 1);
+    uint64_t acc[3 * MAX_TILE]; /* the kind's accumulators: the input's type, uint64_t or double (3 for var/std) */
+    const char *src = job->in + (outer * d->n * d->inner + first) * job->in_size;
     char *dst = job->out + (outer * d->inner + first) * job->out_size;
-    if (job->acc == GP_ACC_F64 || job->acc == GP_ACC_F32)
+    if (job->arg) {
+        int64_t index[MAX_TILE];
+        job->arg_columns(src, d->n, d->inner, width, acc, index);
+        memcpy(dst, index, (size_t)width * sizeof *index);
+        return;
+    }
+    job->columns(src, d->n, d->inner, width, acc, 1);
+    if (job->acc == GP_ACC_MOMENTS) {
+        const double *s1 = (const double *)acc + width, *s2 = s1 + width, count = (double)d->n;
+        double results[MAX_TILE];
+        for (int64_t j = 0; j < width; ++j) {
+            const double m2 = s2[j] - s1[j] * (s1[j] / count);
+            results[j] = moments_result(d, count, m2 < 0.0 ? 0.0 : m2);
+        }
+        gp_cpu_store_doubles(d->out_dtype, results, width, dst);
+    } else if (job->acc == GP_ACC_F64 || job->acc == GP_ACC_F32)
         gp_cpu_store_doubles(d->out_dtype, (const double *)acc, width, dst);
+    else if (d->op == GP_ANY || d->op == GP_ALL) /* from the columns' counts */
+        for (int64_t j = 0; j < width; ++j) dst[j] = d->op == GP_ANY ? acc[j] != 0 : acc[j] == (uint64_t)d->n;
     else
         memcpy(dst, acc, (size_t)(width * job->out_size));
 }
@@ -242,9 +357,15 @@ int gp_cpu_reduce(const gp_call *call, gp_error *err)
     job.acc = gp_reduce_acc(d->op, d->in_dtype, d->out_dtype);
     job.run = kernels->reduce_run[d->op][job.acc][d->in_dtype];
     job.columns = kernels->reduce_columns[d->op][job.acc][d->in_dtype];
+    job.arg = d->op == GP_ARGMIN || d->op == GP_ARGMAX;
+    if (job.arg) {
+        job.find = kernels->find[d->in_dtype];
+        job.arg_columns = kernels->arg_columns[d->op == GP_ARGMAX][d->in_dtype];
+    }
     job.in_size = gp_dtype_size(d->in_dtype);
     job.out_size = gp_dtype_size(d->out_dtype);
-    if (job.run == NULL || job.columns == NULL)
+    if (job.run == NULL || (job.arg ? job.find == NULL || job.arg_columns == NULL : job.columns == NULL))
         return gp_fail(err, GP_ERR_INVALID, "reduce: no CPU loop for this operation and dtype pair");
-    return d->inner == 1 ? reduce_rows(&job) : reduce_columns(&job);
+    if (d->inner > 1) return reduce_columns(&job);
+    return reduce_rows(&job) ? gp_fail(err, GP_ERR_NOMEM, "reduce: out of host memory") : 0;
 }

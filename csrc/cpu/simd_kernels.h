@@ -501,12 +501,51 @@ GP_DTYPES(GP_ORDER)
         partial->f = lf64_product(total);                                                          \
     }
 
+/* var/std's moments of a piece (GP_ACC_MOMENTS): sums of the deviations from its first element and
+ * of their squares in double lanes (two logical accumulators each; the tail padded with the first
+ * element, whose deviation is 0), then the mean and M2 from them.  Shifting by an element keeps the
+ * sums from cancelling when the mean is far from 0. */
+#define GP_MOMENTS_RUN(NAME, kind, size)                                                           \
+    static void moments_run_##NAME(const void *in, int64_t count, gp_partial *partial)             \
+    {                                                                                              \
+        enum { N = 2 * GP_PARTS };                                                                 \
+        const gp_lane_##NAME *x = in;                                                              \
+        const double first = load_f64_part_##NAME(x, 1, x[0])[0];                                  \
+        const gp_f64v shift = GP_SPLAT(gp_f64v, first);                                            \
+        gp_f64v s1[N], s2[N];                                                                      \
+        GP_UNROLL(16)                                                                              \
+        for (int i = 0; i < N; ++i) s1[i] = s2[i] = GP_SPLAT(gp_f64v, 0.0);                        \
+        int64_t k = 0;                                                                             \
+        for (; k + N * GP_NL64 <= count; k += N * GP_NL64)                                         \
+            GP_UNROLL(16)                                                                          \
+            for (int i = 0; i < N; ++i) {                                                          \
+                const gp_f64v d = load_f64_##NAME(x + k + i * GP_NL64) - shift;                    \
+                s1[i] += d;                                                                        \
+                s2[i] += d * d;                                                                    \
+            }                                                                                      \
+        for (; k < count; k += GP_NL64) {                                                          \
+            const gp_f64v d = load_f64_part_##NAME(x + k, count - k, x[0]) - shift;                \
+            s1[0] += d;                                                                            \
+            s2[0] += d * d;                                                                        \
+        }                                                                                          \
+        GP_UNROLL(16)                                                                              \
+        for (int p = 0; p < GP_PARTS; ++p) {                                                       \
+            s1[p] += s1[GP_PARTS + p];                                                             \
+            s2[p] += s2[GP_PARTS + p];                                                             \
+        }                                                                                          \
+        const double sum1 = lf64_sum(s1), sum2 = lf64_sum(s2), m2 = sum2 - sum1 * (sum1 / (double)count); \
+        partial->u = (uint64_t)count;                                                              \
+        partial->f = first + sum1 / (double)count;                                                 \
+        partial->m2 = m2 < 0.0 ? 0.0 : m2; /* rounding can go below 0; a NaN stays */              \
+    }
+
 #define GP_REDUCE_KERNELS(NAME, numpy_name, kind, size, host_type, device_type)                   \
     GP_MINMAX_RUN(NAME, kind, size, min, GP_LESS)                                                  \
     GP_MINMAX_RUN(NAME, kind, size, max, GP_GREATER)                                               \
     GP_WORD_RUN(NAME, kind, size, sum, GP_ADD, 0)                                                  \
     GP_WORD_RUN(NAME, kind, size, prod, GP_MULTIPLY, 1)                                            \
-    GP_F64_RUN(NAME, kind, size)
+    GP_F64_RUN(NAME, kind, size)                                                                   \
+    GP_MOMENTS_RUN(NAME, kind, size)
 GP_DTYPES(GP_REDUCE_KERNELS)
 #undef GP_REDUCE_KERNELS
 
@@ -611,6 +650,37 @@ enum { COLUMN_PASS = 8 };
         }                                                                                          \
     }
 
+/* var/std along columns: every row in one call; the first row is each column's shift (see
+ * gp_reduce_columns_fn for acc's layout). */
+#define GP_MOMENTS_COLUMNS(NAME, kind, size)                                                       \
+    static void moments_columns_##NAME(const void *in, int64_t rows, int64_t stride, int64_t width, \
+                                       void *accumulator, int first)                               \
+    {                                                                                              \
+        (void)first; /* always set: one call takes every row */                                    \
+        const gp_lane_##NAME *x = in;                                                              \
+        double *shift = accumulator, *s1 = shift + width, *s2 = s1 + width;                        \
+        for (int64_t j = 0; j < width; j += GP_NL64) {                                             \
+            const int64_t n = width - j;                                                           \
+            GP_STORE_PART(shift + j, load_f64_part_##NAME(x + j, n, zero_lane_##NAME()), n);        \
+        }                                                                                          \
+        memset(s1, 0, (size_t)(2 * width) * sizeof *s1);                                           \
+        for (int64_t r = 1; r < rows; r += COLUMN_PASS) {                                          \
+            const int64_t pass = rows - r < COLUMN_PASS ? rows - r : COLUMN_PASS;                  \
+            for (int64_t j = 0; j < width; j += GP_NL64) {                                         \
+                const int64_t n = width - j;                                                       \
+                const gp_f64v c = load_f64_part_FLOAT64(shift + j, n, 0.0);                        \
+                gp_f64v a1 = load_f64_part_FLOAT64(s1 + j, n, 0.0), a2 = load_f64_part_FLOAT64(s2 + j, n, 0.0); \
+                for (int64_t p = 0; p < pass; ++p) {                                               \
+                    const gp_f64v d = load_f64_part_##NAME(x + (r + p) * stride + j, n, zero_lane_##NAME()) - c; \
+                    a1 += d;                                                                       \
+                    a2 += d * d;                                                                   \
+                }                                                                                  \
+                GP_STORE_PART(s1 + j, a1, n);                                                      \
+                GP_STORE_PART(s2 + j, a2, n);                                                      \
+            }                                                                                      \
+        }                                                                                          \
+    }
+
 #define GP_COLUMN_KERNELS(NAME, numpy_name, kind, size, host_type, device_type)                   \
     GP_MINMAX_COLUMNS(NAME, kind, size, min, GP_LESS)                                              \
     GP_MINMAX_COLUMNS(NAME, kind, size, max, GP_GREATER)                                           \
@@ -623,9 +693,197 @@ enum { COLUMN_PASS = 8 };
     GP_LANE_COLUMNS(NAME, f64, prod, GP_MULTIPLY, double, gp_f64v, load_f64_part_##NAME,           \
                     load_f64_part_FLOAT64, 1.0, one_lane_##NAME())                                 \
     GP_F32_COLUMNS(NAME, sum, GP_ADD, -0.0, zero_lane_##NAME())                                    \
-    GP_F32_COLUMNS(NAME, prod, GP_MULTIPLY, 1.0, one_lane_##NAME())
+    GP_F32_COLUMNS(NAME, prod, GP_MULTIPLY, 1.0, one_lane_##NAME())                                 \
+    GP_MOMENTS_COLUMNS(NAME, kind, size)
 GP_DTYPES(GP_COLUMN_KERNELS)
 #undef GP_COLUMN_KERNELS
+
+/* ---- argmin/argmax, any, all, count_nonzero ------------------------------------------------------ */
+
+/* Per dtype: the lanes that are nonzero (x != 0: a NaN is, -0.0 is not), those equal in value to t
+ * (float16 by its bits, -0.0 and 0.0 alike; t is never a NaN), a find mode's matches, and the keys
+ * argmin/argmax compare (float16: its order keys with -0.0 folded onto 0.0, so that they tie). */
+#define GP_PREDICATES(NAME, numpy_name, kind, size, host_type, device_type)                       \
+    GP_INLINE gp_mvec_##NAME nonzero_mask_##NAME(gp_vec_##NAME v)                                  \
+    {                                                                                              \
+        if (GP_IS_HALF(kind, size)) return (gp_mvec_##NAME)(((gp_u16v)v & 0x7fff) != 0);           \
+        return (gp_mvec_##NAME)(v != 0);                                                           \
+    }                                                                                              \
+    GP_INLINE gp_mvec_##NAME equal_mask_##NAME(gp_vec_##NAME v, gp_vec_##NAME t)                   \
+    {                                                                                              \
+        if (GP_IS_HALF(kind, size)) {                                                              \
+            const gp_u16v a = (gp_u16v)v, b = (gp_u16v)t;                                          \
+            return (gp_mvec_##NAME)((a == b) | (((a | b) & 0x7fff) == 0));                         \
+        }                                                                                          \
+        return (gp_mvec_##NAME)(v == t);                                                           \
+    }                                                                                              \
+    GP_INLINE gp_mvec_##NAME find_mask_##NAME(gp_vec_##NAME v, gp_vec_##NAME t, gp_find_mode mode) \
+    {                                                                                              \
+        switch (mode) {                                                                            \
+        case GP_FIND_EQUAL: return equal_mask_##NAME(v, t);                                        \
+        case GP_FIND_NAN: return nan_mask_##NAME(v);                                               \
+        case GP_FIND_NONZERO: return nonzero_mask_##NAME(v);                                       \
+        default: return ~nonzero_mask_##NAME(v);                                                   \
+        }                                                                                          \
+    }                                                                                              \
+    GP_INLINE ord_##NAME arg_order_##NAME(gp_vec_##NAME v)                                         \
+    {                                                                                              \
+        if (!GP_IS_HALF(kind, size)) return (ord_##NAME)v;                                         \
+        const gp_i16v keys = half_keys((gp_u16v)v);                                                \
+        return (ord_##NAME)(keys - (keys >> 15));                                                  \
+    }
+GP_DTYPES(GP_PREDICATES)
+#undef GP_PREDICATES
+
+/* find (gp_find_fn): four native vectors at a time, their masks or'ed and tested once; then vector
+ * by vector, the tail padded with its first element and matches past count ignored.  The mode is a
+ * constant in each instance of the body. */
+#define GP_FIND(NAME, numpy_name, kind, size, host_type, device_type)                             \
+    GP_INLINE int64_t find_body_##NAME(const gp_lane_##NAME *x, int64_t count, gp_vec_##NAME t,    \
+                                       const gp_find_mode mode)                                    \
+    {                                                                                              \
+        enum { L = GP_NATIVE_BYTES / size };                                                       \
+        int64_t k = 0;                                                                             \
+        for (; k + 4 * L <= count; k += 4 * L) {                                                   \
+            gp_mvec_##NAME m = find_mask_##NAME(GP_LOAD(gp_vec_##NAME, x + k), t, mode);           \
+            GP_UNROLL(3)                                                                           \
+            for (int i = 1; i < 4; ++i) m |= find_mask_##NAME(GP_LOAD(gp_vec_##NAME, x + k + i * L), t, mode); \
+            if (any_lane_set(&m)) break;                                                           \
+        }                                                                                          \
+        for (; k < count; k += L) {                                                                \
+            const int64_t n = count - k;                                                           \
+            const gp_mvec_##NAME m = find_mask_##NAME(load_vec_part_##NAME(x + k, n, x[k]), t, mode); \
+            if (!any_lane_set(&m)) continue;                                                       \
+            for (int j = 0; j < L && j < n; ++j)                                                   \
+                if (m[j]) return k + j;                                                            \
+        }                                                                                          \
+        return -1;                                                                                 \
+    }                                                                                              \
+    static int64_t find_##NAME(const void *in, int64_t count, const void *value, gp_find_mode mode) \
+    {                                                                                              \
+        gp_lane_##NAME target = 0;                                                                 \
+        if (mode == GP_FIND_EQUAL) memcpy(&target, value, size);                                   \
+        const gp_vec_##NAME t = GP_SPLAT(gp_vec_##NAME, target);                                   \
+        switch (mode) {                                                                            \
+        case GP_FIND_EQUAL: return find_body_##NAME(in, count, t, GP_FIND_EQUAL);                  \
+        case GP_FIND_NAN: return find_body_##NAME(in, count, t, GP_FIND_NAN);                      \
+        case GP_FIND_NONZERO: return find_body_##NAME(in, count, t, GP_FIND_NONZERO);              \
+        default: return find_body_##NAME(in, count, t, GP_FIND_ZERO);                              \
+        }                                                                                          \
+    }                                                                                              \
+    static void any_run_##NAME(const void *in, int64_t count, gp_partial *partial)                \
+    {                                                                                              \
+        partial->u = find_##NAME(in, count, NULL, GP_FIND_NONZERO) >= 0;                           \
+    }                                                                                              \
+    static void all_run_##NAME(const void *in, int64_t count, gp_partial *partial)                \
+    {                                                                                              \
+        partial->u = find_##NAME(in, count, NULL, GP_FIND_ZERO) < 0;                               \
+    }
+GP_DTYPES(GP_FIND)
+#undef GP_FIND
+
+/* count_nonzero: per-lane counters of the lane's width, which subtract the nonzero masks (-1) and
+ * are added up into 64 bits before they could overflow (COUNT_PASS vectors, 1-byte lanes).  Along
+ * columns (any, all and count_nonzero alike: the driver turns counts into any and all) a counter
+ * per column of the tile, rows taken in order. */
+enum { COUNT_PASS = 120 };
+
+#define GP_COUNT(NAME, numpy_name, kind, size, host_type, device_type)                            \
+    GP_INLINE uint64_t count_lanes_##NAME(const gp_mvec_##NAME *c, int vectors)                    \
+    {                                                                                              \
+        enum { L = GP_NATIVE_BYTES / size };                                                       \
+        uint64_t total = 0;                                                                        \
+        for (int i = 0; i < vectors; ++i)                                                          \
+            for (int j = 0; j < L; ++j) total += (uint64_t)c[i][j];                                \
+        return total;                                                                              \
+    }                                                                                              \
+    static void count_run_##NAME(const void *in, int64_t count, gp_partial *partial)              \
+    {                                                                                              \
+        enum { L = GP_NATIVE_BYTES / size };                                                       \
+        const gp_lane_##NAME *x = in;                                                              \
+        uint64_t total = 0;                                                                        \
+        int64_t k = 0;                                                                             \
+        while (k + 4 * L <= count) {                                                               \
+            gp_mvec_##NAME c[4] = {{0}, {0}, {0}, {0}};                                            \
+            for (int p = 0; p < COUNT_PASS && k + 4 * L <= count; ++p, k += 4 * L)                 \
+                GP_UNROLL(4)                                                                       \
+                for (int i = 0; i < 4; ++i) c[i] -= nonzero_mask_##NAME(GP_LOAD(gp_vec_##NAME, x + k + i * L)); \
+            total += count_lanes_##NAME(c, 4);                                                     \
+        }                                                                                          \
+        gp_mvec_##NAME c = {0};                                                                    \
+        for (; k < count; k += L) c -= nonzero_mask_##NAME(load_vec_part_##NAME(x + k, count - k, 0)); \
+        partial->u = total + count_lanes_##NAME(&c, 1);                                            \
+    }                                                                                              \
+    static void count_columns_##NAME(const void *in, int64_t rows, int64_t stride, int64_t width,  \
+                                     void *accumulator, int first)                                 \
+    {                                                                                              \
+        enum { L = GP_NATIVE_BYTES / size };                                                       \
+        const gp_lane_##NAME *x = in;                                                              \
+        uint64_t *acc = accumulator;                                                               \
+        gp_mvec_##NAME c[GP_CPU_COLUMN_TILE / L];                                                  \
+        const int64_t vectors = (width + L - 1) / L;                                               \
+        if (first) memset(acc, 0, (size_t)width * sizeof *acc);                                    \
+        for (int64_t r = 0; r < rows; r += COUNT_PASS) {                                           \
+            const int64_t pass = rows - r < COUNT_PASS ? rows - r : COUNT_PASS;                    \
+            memset(c, 0, (size_t)vectors * sizeof c[0]);                                           \
+            for (int64_t p = 0; p < pass; ++p) {                                                   \
+                const gp_lane_##NAME *row = x + (r + p) * stride;                                  \
+                for (int64_t v = 0; v < vectors; ++v)                                              \
+                    c[v] -= nonzero_mask_##NAME(load_vec_part_##NAME(row + v * L, width - v * L, 0)); \
+            }                                                                                      \
+            for (int64_t j = 0; j < width; ++j) acc[j] += (uint64_t)c[j / L][j % L];               \
+        }                                                                                          \
+    }
+GP_DTYPES(GP_COUNT)
+#undef GP_COUNT
+
+/* argmin/argmax along columns (gp_arg_columns_fn): per lane the running best and, taken only when
+ * strictly better (ties keep the earlier row), the new value; a lane that holds a NaN is closed, and
+ * a NaN takes an open lane (the first NaN wins).  Rows go COLUMN_PASS at a time, each lane noting
+ * the last row of the pass that improved it, which then goes to index[] (rarely, after the first
+ * rows). */
+#define GP_ARG_COLUMNS(NAME, kind, size, OP, BETTER)                                               \
+    static void arg_columns_##OP##_##NAME(const void *in, int64_t rows, int64_t stride, int64_t width, \
+                                          void *values, int64_t *index)                            \
+    {                                                                                              \
+        enum { L = GP_NATIVE_BYTES / size };                                                       \
+        const gp_lane_##NAME *x = in;                                                              \
+        gp_lane_##NAME *best = values;                                                             \
+        memcpy(best, x, (size_t)width * size);                                                     \
+        for (int64_t j = 0; j < width; ++j) index[j] = 0;                                          \
+        for (int64_t r = 1; r < rows; r += COLUMN_PASS) {                                          \
+            const int64_t pass = rows - r < COLUMN_PASS ? rows - r : COLUMN_PASS;                  \
+            for (int64_t j = 0; j < width; j += L) {                                               \
+                const int64_t n = width - j;                                                       \
+                gp_vec_##NAME a = load_vec_part_##NAME(best + j, n, best[j]);                      \
+                ord_##NAME o = arg_order_##NAME(a);                                                \
+                gp_mvec_##NAME open = ~nan_mask_##NAME(a);                                         \
+                gp_mvec_##NAME improved_at = GP_SPLAT(gp_mvec_##NAME, -1);                         \
+                for (int64_t p = 0; p < pass; ++p) {                                               \
+                    const gp_lane_##NAME *at = x + (r + p) * stride + j;                           \
+                    const gp_vec_##NAME v = load_vec_part_##NAME(at, n, at[0]);                    \
+                    const ord_##NAME vo = arg_order_##NAME(v);                                     \
+                    const gp_mvec_##NAME nan = nan_mask_##NAME(v);                                 \
+                    const gp_mvec_##NAME take = open & (nan | (gp_mvec_##NAME)BETTER(vo, o));      \
+                    a = GP_SELECT(gp_mvec_##NAME, take, v, a);                                     \
+                    o = GP_SELECT(gp_mvec_##NAME, take, vo, o);                                    \
+                    open &= ~nan;                                                                  \
+                    improved_at = GP_SELECT(gp_mvec_##NAME, take, GP_SPLAT(gp_mvec_##NAME, p), improved_at); \
+                }                                                                                  \
+                GP_STORE_PART(best + j, a, n);                                                     \
+                const gp_mvec_##NAME improved = improved_at >= 0;                                  \
+                if (!any_lane_set(&improved)) continue;                                            \
+                for (int l = 0; l < L && l < n; ++l)                                               \
+                    if (improved_at[l] >= 0) index[j + l] = r + improved_at[l];                    \
+            }                                                                                      \
+        }                                                                                          \
+    }
+
+#define GP_ARG_KERNELS(NAME, numpy_name, kind, size, host_type, device_type)                      \
+    GP_ARG_COLUMNS(NAME, kind, size, min, GP_LESS)                                                 \
+    GP_ARG_COLUMNS(NAME, kind, size, max, GP_GREATER)
+GP_DTYPES(GP_ARG_KERNELS)
+#undef GP_ARG_KERNELS
 
 /* ---- scans --------------------------------------------------------------------------------------- */
 
@@ -1158,6 +1416,25 @@ GP_TRANSPOSE_KERNEL(8)
         t.reduce_columns[GP_PROD][GP_ACC_F32][GP_##NAME] = f32_columns_prod_##NAME;                \
     }
 
+/* argmin/argmax find the best value with min/max's loops, then its first index; any, all and
+ * count_nonzero along columns all count; var and std share the moments' loops. */
+#define GP_FAMILY_ENTRIES(NAME, numpy_name, kind, size, host_type, device_type)                   \
+    t.reduce_run[GP_ARGMIN][GP_ACC_SAME][GP_##NAME] = minmax_run_min_##NAME;                       \
+    t.reduce_run[GP_ARGMAX][GP_ACC_SAME][GP_##NAME] = minmax_run_max_##NAME;                       \
+    t.reduce_run[GP_ANY][GP_ACC_WORD][GP_##NAME] = any_run_##NAME;                                 \
+    t.reduce_run[GP_ALL][GP_ACC_WORD][GP_##NAME] = all_run_##NAME;                                 \
+    t.reduce_run[GP_COUNT_NONZERO][GP_ACC_WORD][GP_##NAME] = count_run_##NAME;                     \
+    t.reduce_columns[GP_ANY][GP_ACC_WORD][GP_##NAME] = count_columns_##NAME;                       \
+    t.reduce_columns[GP_ALL][GP_ACC_WORD][GP_##NAME] = count_columns_##NAME;                       \
+    t.reduce_columns[GP_COUNT_NONZERO][GP_ACC_WORD][GP_##NAME] = count_columns_##NAME;             \
+    t.reduce_run[GP_VAR][GP_ACC_MOMENTS][GP_##NAME] = moments_run_##NAME;                          \
+    t.reduce_run[GP_STD][GP_ACC_MOMENTS][GP_##NAME] = moments_run_##NAME;                          \
+    t.reduce_columns[GP_VAR][GP_ACC_MOMENTS][GP_##NAME] = moments_columns_##NAME;                  \
+    t.reduce_columns[GP_STD][GP_ACC_MOMENTS][GP_##NAME] = moments_columns_##NAME;                  \
+    t.find[GP_##NAME] = find_##NAME;                                                               \
+    t.arg_columns[0][GP_##NAME] = arg_columns_min_##NAME;                                          \
+    t.arg_columns[1][GP_##NAME] = arg_columns_max_##NAME;
+
 #define GP_SCAN_ENTRY(NAME, OP, SKIP_NAN, ACC, PREFIX, OPNAME)                                     \
     t.scan_total[OP][SKIP_NAN][ACC][GP_##NAME] = PREFIX##_scan_total_##OPNAME##_##NAME;            \
     t.scan_run[OP][SKIP_NAN][ACC][GP_##NAME] = PREFIX##_scan_run_##OPNAME##_##NAME;                \
@@ -1199,6 +1476,7 @@ static void fill_table(gp_cpu_kernels *table)
     memset(&t, 0, sizeof t);
     t.name = GP_ISA_NAME;
     GP_DTYPES(GP_REDUCE_ENTRIES)
+    GP_DTYPES(GP_FAMILY_ENTRIES)
     GP_DTYPES(GP_SCAN_ENTRIES)
     GP_DTYPES(GP_CORRELATE_ENTRIES)
     t.correlate[GP_FLOAT16] = correlate_rows_FLOAT32; /* the driver converts float16 to float32 */
@@ -1210,6 +1488,7 @@ static void fill_table(gp_cpu_kernels *table)
 }
 #undef GP_REDUCE_ENTRY
 #undef GP_REDUCE_ENTRIES
+#undef GP_FAMILY_ENTRIES
 #undef GP_SCAN_ENTRY
 #undef GP_SCAN_ACCUMULATE_ENTRIES
 #undef GP_SCAN_ENTRIES

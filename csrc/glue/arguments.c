@@ -31,6 +31,10 @@ int gp_parse_arguments(const char *entry, PyObject *const *args, Py_ssize_t narg
             const long long value = PyLong_AsLongLong(arg);
             if (value == -1 && PyErr_Occurred()) status = -1;
             else *va_arg(targets, long long *) = value;
+        } else if (*f == 'd') {
+            const double value = PyFloat_AsDouble(arg);
+            if (value == -1.0 && PyErr_Occurred()) status = -1;
+            else *va_arg(targets, double *) = value;
         } else if (*f == 'p') {
             const int truth = PyObject_IsTrue(arg);
             if (truth < 0) status = -1;

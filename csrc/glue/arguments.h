@@ -10,8 +10,9 @@
 extern PyMethodDef gp_argument_methods[];
 
 /* The positional arguments of a METH_FASTCALL entry named `entry`, by `format`: O (PyObject **,
- * borrowed), i and p (int *: an integer; a truth value), L (long long *), '|' before the optional
- * ones (their targets keep their values when not given).  PyArg_ParseTuple's work without its
+ * borrowed), i and p (int *: an integer; a truth value), L (long long *), d (double *: a number,
+ * as float() reads it), '|' before the optional ones (their targets keep their values when not
+ * given).  PyArg_ParseTuple's work without its
  * argument tuple and its format's generality: the entries are called on every gpuprims call.
  * Returns 0, or -1 with TypeError or OverflowError set. */
 int gp_parse_arguments(const char *entry, PyObject *const *args, Py_ssize_t nargs, const char *format, ...);

@@ -267,8 +267,9 @@ static PyObject *plan_and_run(request *r, PyObject *out, int device, int repeats
 
 #define COMMON_FORMAT "OOii"
 
-PyDoc_STRVAR(reduce_doc, "reduce(src, out, device, repeats, op, out_typenum, outer, n, inner)\n\n"
-                         "Reduce (op: 0 sum, 1 prod, 2 min, 3 max) along n of src's (outer, n, inner) view.");
+PyDoc_STRVAR(reduce_doc, "reduce(src, out, device, repeats, op, out_typenum, outer, n, inner, ddof=0.0)\n\n"
+                         "Reduce (op: gp_op's 0 sum, 1 prod, 2 min, 3 max, 4 argmin, 5 argmax, 6 any, 7 all,\n"
+                         "8 count_nonzero, 9 var, 10 std; ddof: var's and std's) along n of src's (outer, n, inner) view.");
 
 static PyObject *core_reduce(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -276,8 +277,9 @@ static PyObject *core_reduce(PyObject *self, PyObject *const *args, Py_ssize_t n
     PyObject *src, *out;
     int device, repeats, op, out_typenum;
     long long outer, n, inner;
-    if (gp_parse_arguments("reduce", args, nargs, COMMON_FORMAT "iiLLL", &src, &out, &device, &repeats, &op,
-                           &out_typenum, &outer, &n, &inner))
+    double ddof = 0.0;
+    if (gp_parse_arguments("reduce", args, nargs, COMMON_FORMAT "iiLLL|d", &src, &out, &device, &repeats, &op,
+                           &out_typenum, &outer, &n, &inner, &ddof))
         return NULL;
     request r = {.call = {.primitive = GP_REDUCE}};
     gp_dtype in_dtype, out_dtype;
@@ -285,7 +287,7 @@ static PyObject *core_reduce(PyObject *self, PyObject *const *args, Py_ssize_t n
         release(&r);
         return NULL;
     }
-    r.call.reduce = (gp_reduce_args){(gp_op)op, in_dtype, out_dtype, outer, n, inner};
+    r.call.reduce = (gp_reduce_args){(gp_op)op, in_dtype, out_dtype, outer, n, inner, ddof};
     r.out_count = outer * inner;
     return plan_and_run(&r, out, device, repeats);
 }

@@ -49,7 +49,7 @@ static gp_traffic reduce_traffic(const gp_call *call)
 static int scan_check(const gp_call *call, gp_error *err)
 {
     const gp_scan_args *s = &call->scan;
-    if ((int)s->op < 0 || s->op >= GP_NUM_OPS || !gp_reduce_supported(s->op, s->in_dtype, s->out_dtype))
+    if (!gp_scan_supported(s->op, s->in_dtype, s->out_dtype))
         return invalid(err, "unsupported scan or dtype pair");
     if (s->outer < 1 || s->n < 1 || s->inner < 1) return invalid(err, "scan: empty (outer, n, inner)");
     return 0;

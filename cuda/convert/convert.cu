@@ -1,8 +1,7 @@
-// Elementwise dtype conversion of device data (DeviceArray.astype, the casts NumPy's dtype rules put
-// before or after a reduction or scan of device-resident input, and a streamed reduction's running
-// results).  Resident only: it has no streamed form.
+// Elementwise dtype conversion of device data (DeviceArray.astype, and the casts NumPy's dtype rules
+// put before or after a reduction or scan of device-resident input).  Resident only: it has no
+// streamed form.
 #include "common.cuh"
-#include "convert/convert.cuh"
 #include "primitives.cuh"
 
 namespace gp {
@@ -31,8 +30,9 @@ convert_kernel(const In *in, Out *out, int64_t count, int64_t divisor)
 
 }  // namespace
 
-int launch_convert(int device, const gp_convert_args &args, const void *in, void *out, gp_error *err)
+int convert_resident(int device, const gp_call &call, gp_error *err)
 {
+    const gp_convert_args &args = call.convert;
     if (args.count <= 0) return 0;
     int64_t blocks = ceil_div(args.count, ConvertTuning::threads);
     const int64_t max_blocks = static_cast<int64_t>(multiprocessor_count(device)) * ConvertTuning::blocks_per_sm;
@@ -42,16 +42,11 @@ int launch_convert(int device, const gp_convert_args &args, const void *in, void
         return dispatch_dtype(args.out_dtype, err, [&](auto out_tag) {
             using Out = typename decltype(out_tag)::type;
             convert_kernel<In, Out><<<static_cast<unsigned>(blocks), ConvertTuning::threads, 0, work_stream()>>>(
-                static_cast<const In *>(in), static_cast<Out *>(out), args.count, args.divisor);
+                static_cast<const In *>(call.in), static_cast<Out *>(call.out), args.count, args.divisor);
             GP_CHECK_LAUNCH(err, "convert_kernel");
             return 0;
         });
     });
-}
-
-int convert_resident(int device, const gp_call &call, gp_error *err)
-{
-    return launch_convert(device, call.convert, call.in, call.out, err);
 }
 
 }  // namespace gp

@@ -1,4 +1,6 @@
-// Reductions (sum, prod, min, max) along the middle axis of (outer, n, inner).
+// Reductions (sum, prod, min, max, argmin, argmax, any, all, count_nonzero, var, std) along the middle axis
+// of (outer, n, inner): the operators and their accumulators are in reduce_ops.cuh, the kernels the
+// same for all.
 //   inner == 1, long rows:  reduce_rows_kernel, several blocks per row when rows are few, then the
 //                           same kernel over the per-block partials;
 //   inner == 1, short rows: reduce_short_rows_kernel, a logical warp per row;
@@ -27,8 +29,9 @@ template <class Kernel> int resident_blocks_per_sm(Kernel kernel)
     return blocks;
 }
 
+// Element k of a row is lifted at index base + k (reduce_ops.cuh).
 template <class Op, class In, class Acc, class Out>
-int reduce_rows(int device, const In *in, Out *out, int64_t rows, int64_t n, gp_error *err)
+int reduce_rows(int device, Op op, const In *in, Out *out, int64_t rows, int64_t n, int64_t base, gp_error *err)
 {
     constexpr int threads = ReduceTuning::threads;
     const cudaStream_t stream = work_stream();
@@ -42,7 +45,7 @@ int reduce_rows(int device, const In *in, Out *out, int64_t rows, int64_t n, gp_
             static_cast<int64_t>(multiprocessor_count(device)) * ReduceTuning::short_rows_blocks_per_sm;
         if (blocks > max_blocks) blocks = max_blocks;
         reduce_short_rows_kernel<Op, In, Acc, Out>
-            <<<static_cast<unsigned>(blocks), threads, 0, stream>>>(in, out, rows, n, width);
+            <<<static_cast<unsigned>(blocks), threads, 0, stream>>>(in, out, rows, n, width, base, op);
         GP_CHECK_LAUNCH(err, "reduce_short_rows_kernel");
         return 0;
     }
@@ -59,78 +62,122 @@ int reduce_rows(int device, const In *in, Out *out, int64_t rows, int64_t n, gp_
 
     if (per_row == 1) {
         reduce_rows_kernel<Op, In, Acc, Out>
-            <<<dim3(1, grid_rows), threads, 0, stream>>>(in, out, rows, n);
+            <<<dim3(1, grid_rows), threads, 0, stream>>>(in, out, rows, n, base, op);
         GP_CHECK_LAUNCH(err, "reduce_rows_kernel");
         return 0;
     }
     DeviceBuffer partials;
     if (partials.allocate(sizeof(Acc) * rows * per_row, err)) return -1;
     reduce_rows_kernel<Op, In, Acc, Acc><<<dim3(static_cast<unsigned>(per_row), grid_rows), threads,
-                                           0, stream>>>(in, partials.as<Acc>(), rows, n);
+                                           0, stream>>>(in, partials.as<Acc>(), rows, n, base, op);
     GP_CHECK_LAUNCH(err, "reduce_rows_kernel");
-    return reduce_rows<Op, Acc, Acc, Out>(device, partials.as<const Acc>(), out, rows, per_row, err);
+    return reduce_rows<partials_of<Op>, Acc, Acc, Out>(device, partials_op_of(op), partials.as<const Acc>(), out, rows,
+                                                       per_row, 0, err);
 }
 
 template <class Op, class In, class Acc, class Out>
-int reduce_columns(int device, const In *in, Out *out, int64_t outer, int64_t n, int64_t inner, gp_error *err)
+int reduce_columns(int device, Op op, const In *in, Out *out, int64_t outer, int64_t n, int64_t inner, int64_t base,
+                   gp_error *err)
 {
     const cudaStream_t stream = work_stream();
     const ColumnGrid geometry = column_grid(device, outer, n, inner);
     if (geometry.chunks == 1) {
         reduce_columns_kernel<Op, In, Acc, Out>
-            <<<geometry.grid, ReduceTuning::threads, 0, stream>>>(in, out, outer, n, inner, n);
+            <<<geometry.grid, ReduceTuning::threads, 0, stream>>>(in, out, outer, n, inner, n, base, op);
         GP_CHECK_LAUNCH(err, "reduce_columns_kernel");
         return 0;
     }
     DeviceBuffer partials;
     if (partials.allocate(sizeof(Acc) * outer * geometry.chunks * inner, err)) return -1;
     reduce_columns_kernel<Op, In, Acc, Acc><<<geometry.grid, ReduceTuning::threads, 0, stream>>>(
-        in, partials.as<Acc>(), outer, n, inner, geometry.chunk);
+        in, partials.as<Acc>(), outer, n, inner, geometry.chunk, base, op);
     GP_CHECK_LAUNCH(err, "reduce_columns_kernel");
-    return reduce_columns<Op, Acc, Acc, Out>(device, partials.as<const Acc>(), out, outer,
-                                             geometry.chunks, inner, err);
+    return reduce_columns<partials_of<Op>, Acc, Acc, Out>(device, partials_op_of(op), partials.as<const Acc>(), out,
+                                                          outer, geometry.chunks, inner, 0, err);
 }
 
 template <class Op, class In, class Acc, class Out>
-int reduce_typed(int device, const gp_reduce_args &args, const void *in, void *out, gp_error *err)
+int reduce_on(int device, Op op, const gp_reduce_args &args, int64_t base, const void *in, void *out, gp_error *err)
 {
     const In *typed_in = static_cast<const In *>(in);
     Out *typed_out = static_cast<Out *>(out);
-    if (args.inner == 1) return reduce_rows<Op, In, Acc, Out>(device, typed_in, typed_out, args.outer, args.n, err);
-    return reduce_columns<Op, In, Acc, Out>(device, typed_in, typed_out, args.outer, args.n, args.inner, err);
+    if (args.inner == 1)
+        return reduce_rows<Op, In, Acc, Out>(device, op, typed_in, typed_out, args.outer, args.n, base, err);
+    return reduce_columns<Op, In, Acc, Out>(device, op, typed_in, typed_out, args.outer, args.n, args.inner, base, err);
 }
 
-// Sum and product accumulate by the accumulator rule (dispatch_accumulator).
-template <class Op, class In>
-int reduce_accumulate(int device, const gp_reduce_args &args, const void *in, void *out, gp_error *err)
+// The form's input and output: elements and results, or partial results (Acc) on either side.
+template <class Op, class In, class Acc, class Out>
+int reduce_typed(int device, const gp_reduce_args &args, const ReduceForm &form, const void *in, void *out,
+                 gp_error *err)
 {
-    return dispatch_accumulator<In>(args.out_dtype, err, [&](auto acc_tag, auto out_tag) {
-        using Acc = typename decltype(acc_tag)::type;
-        using Out = typename decltype(out_tag)::type;
-        return reduce_typed<Op, In, Acc, Out>(device, args, in, out, err);
+    using Partials = partials_of<Op>;
+    const Op op = make_op<Op>(args);
+    const Partials partials = partials_op_of(op);
+    if (form.partials_in)
+        return form.partials_out ? reduce_on<Partials, Acc, Acc, Acc>(device, partials, args, 0, in, out, err)
+                                 : reduce_on<Partials, Acc, Acc, Out>(device, partials, args, 0, in, out, err);
+    return form.partials_out ? reduce_on<Op, In, Acc, Acc>(device, op, args, form.index_base, in, out, err)
+                             : reduce_on<Op, In, Acc, Out>(device, op, args, form.index_base, in, out, err);
+}
+
+// Calls f(type_tag<Op>{}, type_tag<In>{}, type_tag<Acc>{}, type_tag<Out>{}) with the reduction's
+// operator and types: sum and prod by the accumulator rule (dispatch_accumulator), var and std
+// from Moments to the call's float dtype, the others by reduce_types.
+template <class F> int dispatch_reduce(const gp_reduce_args &args, gp_error *err, F &&f)
+{
+    return dispatch_dtype(args.in_dtype, err, [&](auto in_tag) {
+        using In = typename decltype(in_tag)::type;
+        const auto accumulated = [&](auto op_tag) {
+            return dispatch_accumulator<In>(args.out_dtype, err, [&](auto acc_tag, auto out_tag) {
+                return f(op_tag, in_tag, acc_tag, out_tag);
+            });
+        };
+        const auto moments = [&](auto op_tag) {
+            switch (args.out_dtype) {
+            case GP_FLOAT16: return f(op_tag, in_tag, type_tag<Moments>{}, type_tag<__half>{});
+            case GP_FLOAT32: return f(op_tag, in_tag, type_tag<Moments>{}, type_tag<float>{});
+            case GP_FLOAT64: return f(op_tag, in_tag, type_tag<Moments>{}, type_tag<double>{});
+            default: return fail(err, GP_ERR_INVALID, "var/std: the result dtype must be a float");
+            }
+        };
+        const auto own = [&](auto op_tag) {
+            using Types = reduce_types<typename decltype(op_tag)::type, In>;
+            return f(op_tag, in_tag, type_tag<typename Types::acc>{}, type_tag<typename Types::out>{});
+        };
+        switch (args.op) {
+        case GP_SUM: return accumulated(type_tag<SumOp>{});
+        case GP_PROD: return accumulated(type_tag<ProdOp>{});
+        case GP_MIN: return own(type_tag<MinOp>{});
+        case GP_MAX: return own(type_tag<MaxOp>{});
+        case GP_ARGMIN: return own(type_tag<ArgMinOp>{});
+        case GP_ARGMAX: return own(type_tag<ArgMaxOp>{});
+        case GP_ANY: return own(type_tag<AnyOp>{});
+        case GP_ALL: return own(type_tag<AllOp>{});
+        case GP_COUNT_NONZERO: return own(type_tag<CountNonzeroOp>{});
+        case GP_VAR: return moments(type_tag<VarOp>{});
+        case GP_STD: return moments(type_tag<StdOp>{});
+        default: return fail(err, GP_ERR_INVALID, "unknown reduction");
+        }
     });
-}
-
-// Min and max keep the input's dtype.
-template <class Op, class In>
-int reduce_compare(int device, const gp_reduce_args &args, const void *in, void *out, gp_error *err)
-{
-    return reduce_typed<Op, In, typename minmax_accumulator<In>::type, In>(device, args, in, out, err);
 }
 
 }  // namespace
 
-int launch_reduce(int device, const gp_reduce_args &args, const void *in, void *out, gp_error *err)
+int launch_reduce(int device, const gp_reduce_args &args, const void *in, void *out, gp_error *err,
+                  const ReduceForm &form)
 {
-    return dispatch_dtype(args.in_dtype, err, [&](auto in_tag) {
-        using In = typename decltype(in_tag)::type;
-        switch (args.op) {
-        case GP_SUM: return reduce_accumulate<SumOp, In>(device, args, in, out, err);
-        case GP_PROD: return reduce_accumulate<ProdOp, In>(device, args, in, out, err);
-        case GP_MIN: return reduce_compare<MinOp, In>(device, args, in, out, err);
-        case GP_MAX: return reduce_compare<MaxOp, In>(device, args, in, out, err);
-        default: return fail(err, GP_ERR_INVALID, "unknown reduction");
-        }
+    return dispatch_reduce(args, err, [&](auto op_tag, auto in_tag, auto acc_tag, auto out_tag) {
+        return reduce_typed<typename decltype(op_tag)::type, typename decltype(in_tag)::type,
+                            typename decltype(acc_tag)::type, typename decltype(out_tag)::type>(device, args, form, in,
+                                                                                               out, err);
+    });
+}
+
+int reduce_partial_bytes(const gp_reduce_args &args, gp_error *err)
+{
+    return dispatch_reduce(args, err, [](auto, auto, auto acc_tag, auto) {
+        return static_cast<int>(sizeof(typename decltype(acc_tag)::type));
     });
 }
 

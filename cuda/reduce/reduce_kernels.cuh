@@ -4,6 +4,7 @@
 #pragma once
 
 #include "collectives.cuh"
+#include "reduce/reduce_ops.cuh"
 
 namespace gp {
 
@@ -25,10 +26,11 @@ struct ReduceTuning {
 // One thread's share of row[begin, end), which `stride` threads share (this one is number
 // `first`): they stride over 16-byte vectors between a scalar head (up to the first 16-byte
 // boundary) and a scalar tail.  Each vector lane keeps its own accumulator, which gives
-// independent add chains and shorter float rounding chains.
+// independent add chains and shorter float rounding chains.  Element i is lifted (reduce_ops.cuh)
+// at index base + i.
 template <class Acc, class Op, class In>
-__device__ Acc thread_reduce_range(const In *row, int64_t begin, int64_t end, int64_t first,
-                                   int64_t stride, Op op)
+__device__ Acc thread_reduce_vectors(const In *row, int64_t begin, int64_t end, int64_t first,
+                                     int64_t stride, Op op, int64_t base)
 {
     using Vec = Vec16<In>;
     constexpr int width = Vec::size;
@@ -44,7 +46,7 @@ __device__ Acc thread_reduce_range(const In *row, int64_t begin, int64_t end, in
     const int64_t vectors = (end - body_begin) / width;
     const Vec *body = reinterpret_cast<const Vec *>(row + body_begin);
 
-    if (first < head) acc[0] = op(acc[0], convert<Acc>(row[begin + first]));
+    if (first < head) acc[0] = op(acc[0], lift<Acc>(op, row[begin + first], base + begin + first));
 
     int64_t v = first;
     for (; v + (unroll - 1) * stride < vectors; v += unroll * stride) {
@@ -54,39 +56,54 @@ __device__ Acc thread_reduce_range(const In *row, int64_t begin, int64_t end, in
 #pragma unroll
         for (int u = 0; u < unroll; ++u)
 #pragma unroll
-            for (int j = 0; j < width; ++j) acc[j] = op(acc[j], convert<Acc>(loaded[u].v[j]));
+            for (int j = 0; j < width; ++j)
+                acc[j] = op(acc[j], lift<Acc>(op, loaded[u].v[j], base + body_begin + (v + u * stride) * width + j));
     }
     for (; v < vectors; v += stride) {
         const Vec loaded = load_readonly(body + v);
 #pragma unroll
-        for (int j = 0; j < width; ++j) acc[j] = op(acc[j], convert<Acc>(loaded.v[j]));
+        for (int j = 0; j < width; ++j) acc[j] = op(acc[j], lift<Acc>(op, loaded.v[j], base + body_begin + v * width + j));
     }
     for (int64_t i = body_begin + vectors * width + first; i < end; i += stride)
-        acc[0] = op(acc[0], convert<Acc>(row[i]));
+        acc[0] = op(acc[0], lift<Acc>(op, row[i], base + i));
 
 #pragma unroll
     for (int j = 1; j < width; ++j) acc[0] = op(acc[0], acc[j]);
     return acc[0];
 }
 
+// thread_reduce_vectors, or for partial results wider than a vector (var/std's) one at a time.
+template <class Acc, class Op, class In>
+__device__ Acc thread_reduce_range(const In *row, int64_t begin, int64_t end, int64_t first,
+                                   int64_t stride, Op op, int64_t base)
+{
+    if constexpr (sizeof(In) > 16) {
+        Acc acc = Op::template identity<Acc>();
+        for (int64_t i = begin + first; i < end; i += stride) acc = op(acc, lift<Acc>(op, row[i], base + i));
+        return acc;
+    } else {
+        return thread_reduce_vectors<Acc>(row, begin, end, first, stride, op, base);
+    }
+}
+
 // Long rows (inner == 1): gridDim.x blocks share each row, their threads interleaved over its
 // vectors (the whole grid sweeps the row front to back together, which the DRAM serves better
 // than one contiguous chunk per block: 1.05x against 1.035x memcpy at 2^28 float32); gridDim.y
 // walks the rows.  Writes out[row * gridDim.x + blockIdx.x]: the result when one block covers a
-// row, else a partial that a second launch over the partials reduces.
+// row, else a partial that a second launch over the partials reduces.  Element k of a row is
+// lifted at index base + k (argmin/argmax: a streamed tile's first row along n).
 template <class Op, class In, class Acc, class Out>
 __global__ void __launch_bounds__(ReduceTuning::threads)
-reduce_rows_kernel(const In *in, Out *out, int64_t rows, int64_t n)
+reduce_rows_kernel(const In *in, Out *out, int64_t rows, int64_t n, int64_t base, Op op)
 {
     constexpr int threads = ReduceTuning::threads;
     __shared__ Acc scratch[threads / warp_threads];
-    const Op op;
     const int64_t first = static_cast<int64_t>(blockIdx.x) * threads + threadIdx.x;
     const int64_t stride = static_cast<int64_t>(gridDim.x) * threads;
     for (int64_t row = blockIdx.y; row < rows; row += gridDim.y) {
-        Acc acc = thread_reduce_range<Acc>(in + row * n, 0, n, first, stride, op);
+        Acc acc = thread_reduce_range<Acc>(in + row * n, 0, n, first, stride, op, base);
         acc = block_reduce<threads>(acc, op, scratch);
-        if (threadIdx.x == 0) out[row * gridDim.x + blockIdx.x] = convert<Out>(acc);
+        if (threadIdx.x == 0) out[row * gridDim.x + blockIdx.x] = result<Out>(op, acc);
     }
 }
 
@@ -94,28 +111,27 @@ reduce_rows_kernel(const In *in, Out *out, int64_t rows, int64_t n)
 // rows are shorter than 32; loads are coalesced across the logical warp.
 template <class Op, class In, class Acc, class Out>
 __global__ void __launch_bounds__(ReduceTuning::threads)
-reduce_short_rows_kernel(const In *in, Out *out, int64_t rows, int64_t n, int width)
+reduce_short_rows_kernel(const In *in, Out *out, int64_t rows, int64_t n, int width, int64_t base, Op op)
 {
-    const Op op;
     const LogicalWarpRows assigned(width);
-    for (int64_t base = assigned.first; base < rows; base += assigned.stride) {
-        const int64_t row = base + assigned.group;
+    for (int64_t first_row = assigned.first; first_row < rows; first_row += assigned.stride) {
+        const int64_t row = first_row + assigned.group;
         Acc acc = Op::template identity<Acc>();
         if (row < rows)
-            for (int64_t i = assigned.lane; i < n; i += width) acc = op(acc, convert<Acc>(in[row * n + i]));
+            for (int64_t i = assigned.lane; i < n; i += width) acc = op(acc, lift<Acc>(op, in[row * n + i], base + i));
         acc = warp_reduce(acc, op, width);
-        if (row < rows && assigned.lane == 0) out[row] = convert<Out>(acc);
+        if (row < rows && assigned.lane == 0) out[row] = result<Out>(op, acc);
     }
 }
 
 // inner > 1: one thread per (outer, inner) column walks its chunk of n with stride `inner`, so a
 // warp reads consecutive addresses.  gridDim.y splits n into chunks when there are too few columns
-// to fill the GPU; out is then [outer][chunks][inner] partials.
+// to fill the GPU; out is then [outer][chunks][inner] partials.  Row k is lifted at index base + k.
 template <class Op, class In, class Acc, class Out>
 __global__ void __launch_bounds__(ReduceTuning::threads)
-reduce_columns_kernel(const In *in, Out *out, int64_t outer, int64_t n, int64_t inner, int64_t chunk)
+reduce_columns_kernel(const In *in, Out *out, int64_t outer, int64_t n, int64_t inner, int64_t chunk,
+                      int64_t base = 0, Op op = {})
 {
-    const Op op;
     const int64_t columns = outer * inner;
     const int64_t chunks = gridDim.y;
     const int64_t begin = blockIdx.y * chunk;
@@ -129,10 +145,10 @@ reduce_columns_kernel(const In *in, Out *out, int64_t outer, int64_t n, int64_t 
         int64_t k = begin;
         for (; k + 3 < end; k += 4)
 #pragma unroll
-            for (int u = 0; u < 4; ++u) acc[u] = op(acc[u], operand<Acc, Op>(p[(k + u) * inner]));
-        for (; k < end; ++k) acc[0] = op(acc[0], operand<Acc, Op>(p[k * inner]));
+            for (int u = 0; u < 4; ++u) acc[u] = op(acc[u], lift<Acc>(op, p[(k + u) * inner], base + k + u));
+        for (; k < end; ++k) acc[0] = op(acc[0], lift<Acc>(op, p[k * inner], base + k));
         acc[0] = op(op(acc[0], acc[1]), op(acc[2], acc[3]));
-        out[(o * chunks + blockIdx.y) * inner + i] = convert<Out>(acc[0]);
+        out[(o * chunks + blockIdx.y) * inner + i] = result<Out>(op, acc[0]);
     }
 }
 

@@ -224,6 +224,14 @@ def matrix_sum(a: np.ndarray) -> Problem:
     return Problem(as_matrix(a), kwargs={"axis": 0})
 
 
+def square_along(axis: int) -> Callable[[np.ndarray], Problem]:
+    """The input maker of a reduction along ``axis`` of ``a`` as a square-ish matrix (2^28
+    elements: 16384 x 16384, issue 17's axis forms)."""
+    def make(a: np.ndarray) -> Problem:
+        return Problem(_leading(a, square_shape(a.size)), kwargs={"axis": axis})
+    return make
+
+
 def matrix_transpose(a: np.ndarray) -> Problem:
     """The transpose of ``a`` as a (64, n/64) matrix (the size series of ``transpose``)."""
     return Problem(as_matrix(a), (None,))
@@ -382,6 +390,15 @@ OPS: dict[str, Op] = {op.name: op for op in (
     _reduction("mean", torch=torch_mean),
     Op("sum_axis0", "reduce", matrix_sum, reduced_bytes("sum"), gpuprims.sum,
        numpy=array_call("sum"), cupy=array_call("sum"), torch=torch_call("sum")),
+    _reduction("argmin"),
+    _reduction("argmax"),
+    *(Op(f"argmax_axis{axis}", "reduce", square_along(axis), reduced_bytes("argmax"), gpuprims.argmax,
+         numpy=array_call("argmax"), cupy=array_call("argmax"), torch=torch_call("argmax")) for axis in (0, 1)),
+    _reduction("any"),
+    _reduction("all"),
+    _reduction("count_nonzero"),
+    _reduction("var", torch=torch_call("var", correction=0)),  # NumPy's ddof=0; PyTorch's default is 1
+    _reduction("std", torch=torch_call("std", correction=0)),
     Op("prefix_sum", "scan", vector, scanned_bytes("cumsum"), gpuprims.prefix_sum,
        numpy=array_call("cumsum"), cupy=array_call("cumsum"), torch=torch_call("cumsum", dim=0),
        pinned_rows=True),

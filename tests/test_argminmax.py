@@ -1,0 +1,178 @@
+"""argmin and argmax against NumPy: every dtype, sizes, axes, keepdims, ties, NaN positions, views,
+empty and 0-d inputs, errors, device-resident inputs and the forced streaming path."""
+import numpy as np
+import pytest
+
+import gpuprims
+from gp_testutils import ALL_DTYPES, FLOAT_DTYPES, SMALL_SIZES, assert_same_kind_of_result, gp_call, make_data
+
+cuda = pytest.mark.skipif(not gpuprims.cuda_available(), reason="CUDA not available")
+FUNCS = ["argmin", "argmax"]
+
+
+def check_arg(func, a, got, axis=None, keepdims=False):
+    expected = getattr(np, func)(a, axis=axis, keepdims=keepdims)
+    assert_same_kind_of_result(got, expected, src=a, what=f"{func}(axis={axis!r}, keepdims={keepdims})")
+    assert np.array_equal(got, expected), (func, axis, np.asarray(got).ravel()[:8], np.asarray(expected).ravel()[:8])
+
+
+def few_values(rng, dtype, shape):
+    """Data with many ties: values from a set of four (two for bool)."""
+    return make_data(rng, dtype, 4, "minmax")[rng.integers(0, 4, size=shape)]
+
+
+@pytest.mark.parametrize("n", SMALL_SIZES + [16384, 16385, 3 * 16384 + 5, 1_000_003])
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+@pytest.mark.parametrize("func", FUNCS)
+def test_flat(device, rng, func, dtype, n):
+    for a in (make_data(rng, dtype, n, "minmax"), few_values(rng, dtype, n)):
+        check_arg(func, a, gp_call(func, a, device))
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+@pytest.mark.parametrize("func", FUNCS)
+def test_best_planted_in_every_piece_position(device, rng, func, dtype):
+    """The extreme value once, late, and again later: the first copy's index, past piece and block
+    boundaries (the CPU's pieces are 16384 elements)."""
+    a = few_values(rng, dtype, 70001)
+    dt = np.dtype(dtype)
+    extreme = (np.iinfo(dt).min if func == "argmin" else np.iinfo(dt).max) if dt.kind in "iu" else (
+        (func == "argmax") if dt.kind == "b" else (-np.inf if func == "argmin" else np.inf))
+    if dt.kind == "b":
+        a[:] = func == "argmin"  # the extreme is the other value
+    for pos in (0, 16383, 16384, 40000, 70000):
+        b = a.copy()
+        b[pos] = extreme
+        b[-1] = extreme
+        check_arg(func, b, gp_call(func, b, device))
+
+
+@pytest.mark.parametrize("where", ["first", "middle", "last", "all", "two"])
+@pytest.mark.parametrize("n", [1, 2, 33, 4097, 65537])
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+@pytest.mark.parametrize("func", FUNCS)
+def test_nan_wins_first_nan(device, rng, func, dtype, n, where):
+    a = make_data(rng, dtype, n, "minmax")
+    pos = {"first": [0], "middle": [n // 2], "last": [n - 1], "all": list(range(n)),
+           "two": [n // 3, n - 1]}[where]
+    a[pos] = np.nan
+    a[n // 4] = -np.inf if func == "argmin" else np.inf
+    check_arg(func, a, gp_call(func, a, device))
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+@pytest.mark.parametrize("func", FUNCS)
+def test_signed_zeros_and_infinities_tie(device, func, dtype):
+    for values in ([0.0, -0.0], [-0.0, 0.0], [np.inf, np.inf], [-np.inf, 1.0, -np.inf], [1.0, np.nan, np.nan]):
+        a = np.array(values, dtype)
+        check_arg(func, a, gp_call(func, a, device))
+        b = np.tile(a[:, None], (1, 33))  # along columns
+        check_arg(func, b, gp_call(func, b, device, axis=0), axis=0)
+    z = np.zeros(5000, dtype)
+    z[::2] = -0.0
+    check_arg(func, z, gp_call(func, z, device))
+
+
+AXIS_CASES = [((3, 5, 7), 0), ((3, 5, 7), 1), ((3, 5, 7), 2), ((3, 5, 7), -1), ((3, 5, 7), None),
+              ((1000, 3), 0), ((3, 1000), 1), ((257, 129), 0), ((129, 257), 1), ((1, 7, 1), 1), ((5, 1), 1),
+              ((40000, 2), 0), ((2, 40000), 1), ((33, 1, 65), 0), ((3, 2100, 5), 1)]
+
+
+@pytest.mark.parametrize("shape,axis", AXIS_CASES, ids=[f"{'x'.join(map(str, s))}-ax{a}" for s, a in AXIS_CASES])
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+@pytest.mark.parametrize("func", FUNCS)
+def test_axis_and_keepdims(device, rng, func, dtype, shape, axis):
+    for a in (make_data(rng, dtype, shape, "minmax"), few_values(rng, dtype, shape)):
+        if a.dtype.kind == "f":
+            a.flat[rng.integers(0, a.size, size=a.size // 50 + 1)] = np.nan  # NaNs in some slices
+        for keepdims in (False, True):
+            check_arg(func, a, gp_call(func, a, device, axis=axis, keepdims=keepdims), axis, keepdims)
+
+
+@pytest.mark.parametrize("dtype", ["int16", "float32", "float64", "uint8"])
+@pytest.mark.parametrize("func", FUNCS)
+def test_views_and_strides(device, rng, func, dtype):
+    base = make_data(rng, dtype, (40, 31), "minmax")
+    line = make_data(rng, dtype, 3001, "minmax")
+    for view in (line[::2], line[::-1], line[-2::-7], base.T, base[::-1, ::-2], base[3:30:2, 1:25:3],
+                 np.asfortranarray(base), np.broadcast_to(base[0], (50, 31))):
+        for axis in (None, 0, -1):
+            check_arg(func, view, gp_call(func, view, device, axis=axis), axis)
+    swapped = base.astype(base.dtype.newbyteorder())
+    check_arg(func, swapped, gp_call(func, swapped, device, axis=1), 1)
+
+
+@pytest.mark.parametrize("func", FUNCS)
+def test_zero_dim_lists_and_scalars(device, func):
+    for obj in (np.array(7, np.int16), 3.5, [2, 9, 9, 1], [[1, 5], [5, 0]], True):
+        a = np.asarray(obj)
+        for axis in ([None, 0, -1] if a.ndim else [None, 0, -1]):
+            for keepdims in (False, True):
+                check_arg(func, a, gp_call(func, obj, device, axis=axis, keepdims=keepdims), axis, keepdims)
+
+
+@pytest.mark.parametrize("func", FUNCS)
+def test_empty_and_errors_like_numpy(device, func):
+    for shape, axis in (((0,), None), ((0,), 0), ((3, 0), 1), ((0, 4), None), ((0, 4), 0)):
+        with pytest.raises(ValueError, match="empty sequence"):
+            gp_call(func, np.zeros(shape, np.float32), device, axis=axis)
+    got = gp_call(func, np.zeros((3, 0)), device, axis=0)
+    check_arg(func, np.zeros((3, 0)), got, 0)
+    a = np.arange(12.0).reshape(3, 4)
+    with pytest.raises(TypeError):
+        gp_call(func, a, device, axis=(0,))
+    with pytest.raises(TypeError):
+        gp_call(func, a, device, axis=1.0)
+    with pytest.raises(np.exceptions.AxisError):
+        gp_call(func, a, device, axis=2)
+    with pytest.raises(np.exceptions.AxisError):
+        gp_call(func, np.array(1.0), device, axis=1)
+    with pytest.raises(TypeError):
+        gp_call(func, a.astype(np.complex64), device)
+
+
+@cuda
+@pytest.mark.parametrize("dtype", ["bool", "int8", "int64", "uint32", "float16", "float32", "float64"])
+@pytest.mark.parametrize("func", FUNCS)
+def test_device_resident(rng, func, dtype):
+    a = few_values(rng, dtype, (300, 257))
+    if a.dtype.kind == "f":
+        a[5, 7] = np.nan
+    d = gpuprims.to_device(a)
+    for axis in (None, 0, 1):
+        for keepdims in (False, True):
+            got = getattr(gpuprims, func)(d, axis=axis, keepdims=keepdims)
+            assert isinstance(got, gpuprims.DeviceArray) and got.dtype == np.intp
+            expected = getattr(np, func)(a, axis=axis, keepdims=keepdims)
+            assert got.shape == np.shape(expected) and np.array_equal(got.get(), expected)
+    view = gpuprims.to_device(a)[::3, ::-2]
+    assert np.array_equal(getattr(gpuprims, func)(view, axis=1).get(), getattr(np, func)(a[::3, ::-2], axis=1))
+
+
+STREAM_CASES = [((1009,), None), ((37, 53), 0), ((37, 53), 1), ((5, 7, 11), 1), ((3, 40000), 1), ((20000, 3), 0)]
+
+
+@cuda
+@pytest.mark.parametrize("chunk", [8, 200, 4096])
+@pytest.mark.parametrize("shape,axis", STREAM_CASES, ids=[f"{'x'.join(map(str, s))}-ax{a}" for s, a in STREAM_CASES])
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+@pytest.mark.parametrize("func", FUNCS)
+def test_streamed(monkeypatch, rng, func, dtype, shape, axis, chunk):
+    """Streaming forced on small arrays, cut into tiles of a few bytes: the running (value, index)
+    pairs of cut columns must carry the tiles' first rows."""
+    a = few_values(rng, dtype, shape)
+    if a.dtype.kind == "f":
+        a.flat[rng.integers(0, a.size, size=3)] = np.nan
+    monkeypatch.setenv("GPUPRIMS_STREAM_MIN_BYTES", "0")
+    monkeypatch.setenv("GPUPRIMS_STREAM_CHUNK_BYTES", str(chunk))
+    assert gpuprims.explain(getattr(gpuprims, func), a, axis=axis, device="cuda")["route"] == "cuda-streamed"
+    check_arg(func, a, gp_call(func, a, "cuda", axis=axis), axis)
+
+
+@cuda
+@pytest.mark.parametrize("func", FUNCS)
+def test_streamed_under_device_cap(monkeypatch, rng, func):
+    a = make_data(rng, "float32", (1 << 20) + 7, "minmax")
+    a[(1 << 20) - 3] = np.inf if func == "argmax" else -np.inf
+    monkeypatch.setenv("GPUPRIMS_MAX_DEVICE_BYTES", str(1 << 20))
+    check_arg(func, a, gp_call(func, a, "cuda"))
