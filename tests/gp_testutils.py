@@ -8,11 +8,21 @@ elements.
 
 import math
 import operator
+import subprocess
+import sys
 import warnings
 
 import numpy as np
 
 import gpuprims
+
+def run_python(code, env=None, cwd=None):
+    """The output of `code` in a fresh Python, started in `cwd` (a directory outside the source
+    tree) so that it imports the gpuprims this test imports (installed, or on PYTHONPATH), not the
+    uncompiled sources."""
+    return subprocess.run([sys.executable, "-c", code], env=env, cwd=cwd, capture_output=True, text=True,
+                          check=True).stdout
+
 
 # --------------------------------------------------------------------------
 # dtypes

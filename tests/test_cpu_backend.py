@@ -3,14 +3,12 @@ the instruction set, odd sizes around the vector and piece widths, misaligned an
 NaN in every lane position, float16 conversions, float32 sums as accurate as NumPy's, and the thread
 settings.  Every test runs on device="cpu" and stays cheap (the suite's CI runs on 2 cores)."""
 import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 
 import gpuprims
-from gp_testutils import check_reduce, check_scan
+from gp_testutils import check_reduce, check_scan, run_python
 
 CPU = "cpu"
 REDUCTIONS = ["sum", "prod", "min", "max", "mean"]
@@ -118,13 +116,6 @@ def test_baseline_and_vector_paths_agree(rng, isa):
     for name in isas()[1:]:
         for (what, _), base, vector in zip(calls, results["baseline"], results[name]):
             assert base == vector, f"{what}: {name} differs from the baseline"
-
-
-def run_python(code, env, cwd):
-    """The output of `code` in a fresh Python, started outside the source tree so that it imports
-    the gpuprims this test imports (installed, or on PYTHONPATH), not the uncompiled sources."""
-    return subprocess.run([sys.executable, "-c", code], env=env, cwd=cwd, capture_output=True, text=True,
-                          check=True).stdout
 
 
 def test_isa_environment_variable_forces_the_baseline(tmp_path):
