@@ -78,6 +78,12 @@ def _parse(device, source):
     return index
 
 
+def default_index():
+    """The backend index of device None without GPUPRIMS_DEVICE: auto with a usable GPU, else the
+    CPU."""
+    return AUTO if cuda_available() else CPU
+
+
 _resolved = {}  # device strings already parsed: every call names its device again
 
 
@@ -87,7 +93,7 @@ def resolve_device(device):
     if device is None:
         device = _core.device_setting()
         if device is None:
-            return AUTO if cuda_available() else CPU
+            return default_index()
         source = " (from GPUPRIMS_DEVICE)"
     else:
         source = ""

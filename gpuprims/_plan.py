@@ -7,6 +7,10 @@ the backend output's shape and dtype, and a `finish` step (a cast, a reversal, a
 and how the call runs is decided once, by the planner in C, from the device index the boundary
 found (``_boundary``): this layer never routes.
 
+The common call of a reduction or scan (a NumPy array, every other argument at its default) has
+a shorter way: the core's quick lane (``_core.quick``) replays the plan that the function's first
+such call made for the array's dtype (:meth:`Plan.teach_quick_lane`), without this layer.
+
 The same plan serves the private hooks: :func:`planned` runs a public function as a dry run and
 returns its plan, which ``explain`` describes and ``_timing`` times.
 """
@@ -14,9 +18,17 @@ import threading
 
 import numpy as np
 
+from . import _core
+from ._device import default_index
 from ._device_array import DeviceArray
 
 _DESCRIBE, _TILES = -1, -2  # the core's `repeats` values that plan (or tile) without running
+_REDUCE, _SCAN = 0, 1  # the core's primitives (gp_primitive) the quick lane replays
+
+# The quick lane's slot of each function it serves (the core keeps one recipe per slot and dtype).
+QUICK_SLOTS = {name: slot for slot, name in enumerate((
+    "sum", "prod", "min", "max", "any", "all", "argmin", "argmax",
+    "cumsum", "cumprod", "cummax", "cummin", "nancumsum", "nancumprod"))}
 
 
 class _DryRun(threading.local):
@@ -95,6 +107,19 @@ class Plan:
         result = output if self.finish is None else self.finish(output)
         return result if out is None else cast_into(out, result)
 
+    def teach_quick_lane(self, slot, a):
+        """Teach the core's quick lane this plan, made for the common call of the function in
+        `slot` on the NumPy array `a`, when it replays for every array of a's dtype: a whole
+        reduction or a 1-D scan of `a` itself (no cast, no finish step)."""
+        if self.finish is not None or self.source is not a or not a.dtype.isnative:
+            return
+        if self.entry is _core.reduce and self.out_shape == ():
+            op, out_typenum = self.params[:2]
+            _core.learn_quick(slot, a.dtype.num, _REDUCE, op, out_typenum, False, False, default_index())
+        elif self.entry is _core.scan and a.ndim == 1:
+            out_typenum, _, _, _, exclusive, op, skip_nan = self.params
+            _core.learn_quick(slot, a.dtype.num, _SCAN, op, out_typenum, exclusive, skip_nan, default_index())
+
     def _writes_into(self, out):
         """Whether the backend's output can go straight into `out`: no finish step, and `out` of the
         output's dtype (native), C-contiguous and writeable, where the source is."""
@@ -162,7 +187,6 @@ def check_out(name, out, shape, source):
 def cast_into(out, result):
     """`result` copied into `out` (checked by check_out) with NumPy's unsafe cast; `out`."""
     if isinstance(out, DeviceArray):
-        from . import _core
         _core.convert(result.contiguous()._operand(), out.ptr, out.device_index, 0, out.dtype.num, 0)
     else:
         np.copyto(out, result, casting="unsafe")
@@ -173,11 +197,13 @@ def planned(function, *args, **kwargs):
     """The plan ``function(*args, **kwargs)`` would run (a dry run: arguments are checked and the
     call is planned, but no primitive runs)."""
     _dry_run.active = True
+    _core.pause_quick(True)
     try:
         function(*args, **kwargs)
     except _Planned as planned_call:
         return planned_call.plan
     finally:
+        _core.pause_quick(False)
         _dry_run.active = False
     raise TypeError(f"{getattr(function, '__name__', function)!r} is not a gpuprims computation")
 

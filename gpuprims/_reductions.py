@@ -16,7 +16,7 @@ import numpy as np
 from . import _core
 from ._boundary import array_input, axis_index, keepdims_flag, like_input, on_host, reduced_axes, supported
 from ._device_array import DeviceArray
-from ._plan import Plan
+from ._plan import QUICK_SLOTS, Plan
 
 _OPS = {"sum": 0, "prod": 1, "min": 2, "max": 3, "argmin": 4, "argmax": 5, "any": 6, "all": 7, "count_nonzero": 8,
         "var": 9, "std": 10}
@@ -167,8 +167,22 @@ def _reduce(op, a, axis, dtype, keepdims, device):
     return _reduction(op, array.dtype, array.ndim, axis, dtype, keepdims).plan(array, index)
 
 
-def _arg_reduce(op, a, axis, keepdims, device):
-    """The plan of gpuprims.argmin/argmax: one int axis or None (the flattened array)."""
+def _result(op, a, axis, dtype, keepdims, device, plan_of=_reduce):
+    """The result of gpuprims.<op> (plan_of: its plan): from the core's quick lane for the common
+    call, which the first such call for each dtype teaches it."""
+    if axis is None and dtype is None and keepdims is False:
+        slot = QUICK_SLOTS[op]
+        result = _core.quick(slot, a, device)
+        if result is not NotImplemented:
+            return result
+        plan = plan_of(op, a, axis, dtype, keepdims, device)
+        plan.teach_quick_lane(slot, a)
+        return plan.run()
+    return plan_of(op, a, axis, dtype, keepdims, device).run()
+
+
+def _arg_reduce(op, a, axis, dtype, keepdims, device):
+    """The plan of gpuprims.argmin/argmax (dtype: None): one int axis or None (the flattened array)."""
     keepdims = bool(keepdims)  # numpy.argmin reads keepdims as a truth value, unlike the ufunc reductions
     array, index = array_input(a, op, device)
     if axis is not None:
@@ -214,7 +228,7 @@ def sum(a, axis=None, dtype=None, keepdims=False, *, device=None):
     MemoryError
         When device or host memory runs out.
     """
-    return _reduce("sum", a, axis, dtype, keepdims, device).run()
+    return _result("sum", a, axis, dtype, keepdims, device)
 
 
 def prod(a, axis=None, dtype=None, keepdims=False, *, device=None):
@@ -228,7 +242,7 @@ def prod(a, axis=None, dtype=None, keepdims=False, *, device=None):
     numpy.generic or numpy.ndarray or DeviceArray
         A NumPy scalar for a full reduction, else a new C-contiguous array.
     """
-    return _reduce("prod", a, axis, dtype, keepdims, device).run()
+    return _result("prod", a, axis, dtype, keepdims, device)
 
 
 def min(a, axis=None, keepdims=False, *, device=None):
@@ -256,7 +270,7 @@ def min(a, axis=None, keepdims=False, *, device=None):
     ValueError
         For an empty selection (there is no identity), as NumPy.
     """
-    return _reduce("min", a, axis, None, keepdims, device).run()
+    return _result("min", a, axis, None, keepdims, device)
 
 
 def max(a, axis=None, keepdims=False, *, device=None):
@@ -268,7 +282,7 @@ def max(a, axis=None, keepdims=False, *, device=None):
     -------
     numpy.generic or numpy.ndarray or DeviceArray
     """
-    return _reduce("max", a, axis, None, keepdims, device).run()
+    return _result("max", a, axis, None, keepdims, device)
 
 
 def mean_sum_dtype(in_dtype, dtype):
@@ -439,7 +453,7 @@ def argmin(a, axis=None, *, keepdims=False, device=None):
     numpy.exceptions.AxisError
         For an axis out of range.
     """
-    return _arg_reduce("argmin", a, axis, keepdims, device).run()
+    return _result("argmin", a, axis, None, keepdims, device, _arg_reduce)
 
 
 def argmax(a, axis=None, *, keepdims=False, device=None):
@@ -452,7 +466,7 @@ def argmax(a, axis=None, *, keepdims=False, device=None):
     -------
     numpy.intp or numpy.ndarray or DeviceArray
     """
-    return _arg_reduce("argmax", a, axis, keepdims, device).run()
+    return _result("argmax", a, axis, None, keepdims, device, _arg_reduce)
 
 
 def any(a, axis=None, keepdims=False, *, device=None):
@@ -477,7 +491,7 @@ def any(a, axis=None, keepdims=False, *, device=None):
         A NumPy bool for a full reduction of host data, else a bool array; a DeviceArray for
         device-resident input.  An empty selection is False.
     """
-    return _reduce("any", a, axis, None, keepdims, device).run()
+    return _result("any", a, axis, None, keepdims, device)
 
 
 def all(a, axis=None, keepdims=False, *, device=None):
@@ -490,7 +504,7 @@ def all(a, axis=None, keepdims=False, *, device=None):
     -------
     numpy.bool or numpy.ndarray or DeviceArray
     """
-    return _reduce("all", a, axis, None, keepdims, device).run()
+    return _result("all", a, axis, None, keepdims, device)
 
 
 def count_nonzero(a, axis=None, *, keepdims=False, device=None):

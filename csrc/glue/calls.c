@@ -11,7 +11,10 @@
  *   repeats  0 runs the call and returns its result (a new array, or a NumPy scalar for shape ();
  *            None for device operands); N > 0 returns the milliseconds of N runs of its work (a host
  *            input is uploaded once); -1 returns the plan as a dict without running anything; -2
- *            returns the tiles a streamed call would be cut into (the tests' view of the tilers). */
+ *            returns the tiles a streamed call would be cut into (the tests' view of the tilers).
+ *
+ * The quick lane (quick, learn_quick, pause_quick) replays the public functions' most common calls
+ * without Python's argument handling, from what their first such call taught it. */
 #include "glue/calls.h"
 
 #include "glue/arguments.h"
@@ -437,11 +440,134 @@ static PyObject *core_convert(PyObject *self, PyObject *const *args, Py_ssize_t 
     return plan_and_run(&r, out, device, repeats);
 }
 
+/* ---- the quick lane ---------------------------------------------------------------------------------- */
+
+/* A public function's common call (a NumPy array of a native dtype, every other argument at its
+ * default, device None or "cpu") replayed from the plan Python made for the first such call: Python
+ * decides NumPy's semantics once per function and dtype and teaches the lane its answer
+ * (learn_quick); later calls skip Python's argument handling (a 64-element sum then costs less than
+ * numpy.sum).  Python asks the lane first and takes its full path when the answer is NotImplemented. */
+enum { QUICK_SLOTS = 32, QUICK_DECLINED = -3 /* quick_device's answer for a device the lane leaves to Python */ };
+
+typedef struct {
+    int known;
+    int in_typenum;       /* the input's exact NumPy type (int64 and longlong share a gp_dtype) */
+    gp_primitive primitive; /* GP_REDUCE over the whole array, or GP_SCAN of a 1-D array */
+    gp_op op;
+    int out_typenum;
+    int exclusive, skip_nan;
+} quick_recipe;
+
+static quick_recipe quick_recipes[QUICK_SLOTS][GP_NUM_DTYPES];
+static int quick_auto_device = -1; /* device None's index: -2 (auto) with a usable GPU, else -1 */
+static int quick_pauses;           /* nonzero while a dry run plans a call (the lane would run it) */
+
+/* The recipe for `src`, or NULL (the lane declines). */
+static const quick_recipe *quick_recipe_for(int slot, PyObject *src)
+{
+    if (quick_pauses || slot < 0 || slot >= QUICK_SLOTS || !PyArray_CheckExact(src)) return NULL;
+    PyArrayObject *array = (PyArrayObject *)src;
+    if (PyArray_SIZE(array) == 0 || !PyArray_ISNOTSWAPPED(array)) return NULL;
+    const int dtype = gp_dtype_of(PyArray_DESCR(array));
+    if (dtype < 0) return NULL;
+    const quick_recipe *recipe = &quick_recipes[slot][dtype];
+    if (!recipe->known || recipe->in_typenum != PyArray_TYPE(array)) return NULL;
+    if (recipe->primitive == GP_SCAN && PyArray_NDIM(array) != 1) return NULL;
+    return recipe;
+}
+
+/* The backend index of `device` (None or "cpu"), or QUICK_DECLINED. */
+static int quick_device(PyObject *device)
+{
+    if (device == Py_None) {
+        const char *setting = getenv("GPUPRIMS_DEVICE"); /* read per call, as Python's path does */
+        return setting != NULL && *setting != '\0' ? QUICK_DECLINED : quick_auto_device;
+    }
+    if (PyUnicode_Check(device) && PyUnicode_CompareWithASCIIString(device, "cpu") == 0) return -1;
+    return QUICK_DECLINED;
+}
+
+PyDoc_STRVAR(quick_doc, "quick(slot, a, device)\n\n"
+                        "The result of the call learned in `slot` on the NumPy array a, or NotImplemented when\n"
+                        "the lane has no recipe for it (Python's full path then runs it).");
+
+static PyObject *core_quick(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    int slot;
+    PyObject *src, *device_arg;
+    if (gp_parse_arguments("quick", args, nargs, "iOO", &slot, &src, &device_arg)) return NULL;
+    const quick_recipe *recipe = quick_recipe_for(slot, src);
+    const int device = recipe ? quick_device(device_arg) : QUICK_DECLINED;
+    if (device == QUICK_DECLINED) Py_RETURN_NOTIMPLEMENTED;
+    const int64_t n = PyArray_SIZE((PyArrayObject *)src);
+    request r = {.call = {.primitive = recipe->primitive}};
+    gp_dtype in_dtype, out_dtype;
+    if (take_view(&r, src, recipe->out_typenum, n, &in_dtype, &out_dtype)) {
+        release(&r);
+        return NULL;
+    }
+    if (recipe->primitive == GP_REDUCE) {
+        static PyObject *scalar_shape; /* () */
+        if (scalar_shape == NULL && (scalar_shape = PyTuple_New(0)) == NULL) {
+            release(&r);
+            return NULL;
+        }
+        r.call.reduce = (gp_reduce_args){recipe->op, in_dtype, out_dtype, 1, n, 1, 0.0};
+        r.out_count = 1;
+        return plan_and_run(&r, scalar_shape, device, 0);
+    }
+    r.call.scan = (gp_scan_args){in_dtype, out_dtype, 1, n, 1, recipe->exclusive, recipe->op, recipe->skip_nan};
+    r.out_count = n;
+    return plan_and_run(&r, Py_None, device, 0);
+}
+
+PyDoc_STRVAR(learn_quick_doc, "learn_quick(slot, in_typenum, primitive, op, out_typenum, exclusive, skip_nan, auto_device)\n\n"
+                              "Teach the quick lane the call of `slot` on arrays of in_typenum: the reduce primitive\n"
+                              "(0) over the whole array or the scan (1) of a 1-D array, with these parameters;\n"
+                              "auto_device is device None's backend index.");
+
+static PyObject *core_learn_quick(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    int slot, in_typenum, primitive, op, out_typenum, exclusive, skip_nan, auto_device;
+    if (gp_parse_arguments("learn_quick", args, nargs, "iiiiippi", &slot, &in_typenum, &primitive, &op, &out_typenum,
+                           &exclusive, &skip_nan, &auto_device))
+        return NULL;
+    const int dtype = gp_dtype_of_typenum(in_typenum);
+    if (dtype < 0) return NULL;
+    if (slot < 0 || slot >= QUICK_SLOTS || (primitive != GP_REDUCE && primitive != GP_SCAN) || op < 0 ||
+        op >= GP_NUM_OPS || gp_dtype_of_typenum(out_typenum) < 0 || (auto_device != -1 && auto_device != -2)) {
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "learn_quick: argument out of range");
+        return NULL;
+    }
+    quick_recipes[slot][dtype] = (quick_recipe){1, in_typenum, (gp_primitive)primitive, (gp_op)op, out_typenum,
+                                                exclusive, skip_nan};
+    quick_auto_device = auto_device;
+    Py_RETURN_NONE;
+}
+
+PyDoc_STRVAR(pause_quick_doc, "pause_quick(paused)\n\n"
+                              "Pause the quick lane (True) while a dry run plans a call, or resume it (False);\n"
+                              "pauses nest.");
+
+static PyObject *core_pause_quick(PyObject *self, PyObject *paused)
+{
+    (void)self;
+    const int truth = PyObject_IsTrue(paused);
+    if (truth < 0) return NULL;
+    quick_pauses += truth ? 1 : -1;
+    Py_RETURN_NONE;
+}
+
 PyMethodDef gp_call_methods[] = {
     {"reduce", (PyCFunction)(void (*)(void))core_reduce, METH_FASTCALL, reduce_doc},
     {"scan", (PyCFunction)(void (*)(void))core_scan, METH_FASTCALL, scan_doc},
     {"correlate", (PyCFunction)(void (*)(void))core_correlate, METH_FASTCALL, correlate_doc},
     {"copy", (PyCFunction)(void (*)(void))core_copy, METH_FASTCALL, copy_doc},
     {"convert", (PyCFunction)(void (*)(void))core_convert, METH_FASTCALL, convert_doc},
+    {"quick", (PyCFunction)(void (*)(void))core_quick, METH_FASTCALL, quick_doc},
+    {"learn_quick", (PyCFunction)(void (*)(void))core_learn_quick, METH_FASTCALL, learn_quick_doc},
+    {"pause_quick", core_pause_quick, METH_O, pause_quick_doc},
     {NULL, NULL, 0, NULL},
 };
