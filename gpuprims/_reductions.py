@@ -16,7 +16,7 @@ import numpy as np
 from . import _core
 from ._boundary import array_input, axis_index, keepdims_flag, like_input, on_host, reduced_axes, supported
 from ._device_array import DeviceArray
-from ._plan import QUICK_SLOTS, Plan
+from ._plan import QUICK_SLOTS, Plan, cast_into, check_out
 
 _OPS = {"sum": 0, "prod": 1, "min": 2, "max": 3, "argmin": 4, "argmax": 5, "any": 6, "all": 7, "count_nonzero": 8,
         "var": 9, "std": 10}
@@ -154,23 +154,30 @@ def _dtype_argument(name, dtype):
     return dtype
 
 
-def _reduce(op, a, axis, dtype, keepdims, device):
-    """The plan of gpuprims.<op>."""
+def _reduce(op, a, axis, dtype, keepdims, device, initial=None):
+    """The plan of gpuprims.<op> (an empty input's with NumPy's answer for `initial`; others leave
+    `initial` to _deliver)."""
     if type(keepdims) is not bool:
         keepdims = keepdims_flag(keepdims)
     array, index = array_input(a, op, device)
     if array.size == 0:  # no work: NumPy's own identities, errors and warnings
         axes = None if axis is None else reduced_axes(axis, array.ndim)
         kwargs = {"dtype": dtype} if op in ("sum", "prod") else {}
+        if initial is not None:
+            kwargs["initial"] = initial
         return Plan.by_numpy(lambda: like_input(_NUMPY[op](on_host(array), axis=axes, keepdims=keepdims, **kwargs),
                                                 array))
     return _reduction(op, array.dtype, array.ndim, axis, dtype, keepdims).plan(array, index)
 
 
-def _result(op, a, axis, dtype, keepdims, device, plan_of=_reduce):
+# How `initial` joins a result, as NumPy's reductions start from it.
+_FOLD = {"sum": np.add, "prod": np.multiply, "min": np.minimum, "max": np.maximum}
+
+
+def _result(op, a, axis, dtype, keepdims, device, out=None, initial=None, plan_of=_reduce):
     """The result of gpuprims.<op> (plan_of: its plan): from the core's quick lane for the common
     call, which the first such call for each dtype teaches it."""
-    if axis is None and dtype is None and keepdims is False:
+    if axis is None and dtype is None and keepdims is False and out is None and initial is None:
         slot = QUICK_SLOTS[op]
         result = _core.quick(slot, a, device)
         if result is not NotImplemented:
@@ -178,11 +185,44 @@ def _result(op, a, axis, dtype, keepdims, device, plan_of=_reduce):
         plan = plan_of(op, a, axis, dtype, keepdims, device)
         plan.teach_quick_lane(slot, a)
         return plan.run()
-    return plan_of(op, a, axis, dtype, keepdims, device).run()
+    return _deliver(op, plan_of(op, a, axis, dtype, keepdims, device, initial), out, initial)
 
 
-def _arg_reduce(op, a, axis, dtype, keepdims, device):
-    """The plan of gpuprims.argmin/argmax (dtype: None): one int axis or None (the flattened array)."""
+def _deliver(op, plan, out, initial=None):
+    """The result of gpuprims.<op>'s plan with NumPy's `initial` folded in (sum, prod, min, max)
+    and written into `out` when given: NumPy's checks (its shape; for argmin and argmax a dtype
+    intp casts to safely, for std a float dtype), then an unsafe cast, as NumPy's reductions write
+    `out`."""
+    if op in ("argmin", "argmax") and out is not None and not np.can_cast(getattr(out, "dtype", object), np.intp):
+        raise TypeError(f"gpuprims.{op}: cannot cast out's dtype {getattr(out, 'dtype', type(out))} to intp "
+                        "according to the rule 'safe'")
+    if op == "std" and out is not None and out.dtype.kind != "f":  # NumPy's square root writes out in place
+        raise TypeError(f"gpuprims.std: cannot write the float result into out of dtype {out.dtype} "
+                        "with casting rule 'same_kind'")
+    if initial is None or plan.entry is None:  # an empty input's plan has NumPy's answer with initial
+        if out is None:
+            return plan.run()
+        if plan.entry is not None:
+            return plan.run(check_out(op, out, plan.out_shape, plan.source))
+        result = plan.run()
+    else:
+        result = _with_initial(op, plan.run(), initial)
+    if out is None:
+        return result
+    return cast_into(check_out(op, out, np.shape(result), result), result)
+
+
+def _with_initial(op, result, initial):
+    """`result` of gpuprims.<op> (sum, prod, min, max) with `initial` folded in, converted to the
+    result's dtype as NumPy converts it (OverflowError for a Python int out of its range)."""
+    host = result.get() if isinstance(result, DeviceArray) else result
+    folded = _FOLD[op](host, host.dtype.type(initial))
+    return like_input(folded, result)
+
+
+def _arg_reduce(op, a, axis, dtype, keepdims, device, initial=None):
+    """The plan of gpuprims.argmin/argmax (dtype and initial: None, as _result passes them): one int
+    axis or None (the flattened array)."""
     keepdims = bool(keepdims)  # numpy.argmin reads keepdims as a truth value, unlike the ufunc reductions
     array, index = array_input(a, op, device)
     if axis is not None:
@@ -192,7 +232,7 @@ def _arg_reduce(op, a, axis, dtype, keepdims, device):
     return _reduction(op, array.dtype, array.ndim, axis, None, keepdims).plan(array, index)
 
 
-def sum(a, axis=None, dtype=None, keepdims=False, *, device=None):
+def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, *, device=None):
     """Sum of array elements over the given axes, as :func:`numpy.sum`.
 
     Parameters
@@ -205,8 +245,15 @@ def sum(a, axis=None, dtype=None, keepdims=False, *, device=None):
         Accumulator and result dtype.  By default NumPy's rule: integers narrower than the
         platform integer (and bool) are summed as int64 (uint64 for unsigned); integer sums wrap.
         float16 is accumulated in float32 and returned as float16.
+    out : numpy.ndarray or DeviceArray, optional
+        Where to write the result: an array of the result's shape (a 0-d array for a full
+        reduction), host or on the input's device as the input; values are cast to its dtype.
+        `out` is then returned.
     keepdims : bool, optional
         Keep the reduced axes as dimensions of size one.
+    initial : scalar, optional
+        The starting value of the reduction, folded into every result (converted to the result's
+        dtype as NumPy converts it); with it an empty selection's sum is `initial`.
     device : {None, "cpu", "cuda", "cuda:N"}, optional
         Where to compute.  None means ``GPUPRIMS_DEVICE`` when set, else the fastest: host data
         runs where the call finishes first (the CPU backend or GPU 0, by gpuprims' cost model),
@@ -217,7 +264,7 @@ def sum(a, axis=None, dtype=None, keepdims=False, *, device=None):
     -------
     numpy.generic or numpy.ndarray or DeviceArray
         A NumPy scalar for a full reduction of host data, else a new C-contiguous array; a
-        DeviceArray for device-resident input.
+        DeviceArray for device-resident input; `out` when given.
 
     Raises
     ------
@@ -228,24 +275,24 @@ def sum(a, axis=None, dtype=None, keepdims=False, *, device=None):
     MemoryError
         When device or host memory runs out.
     """
-    return _result("sum", a, axis, dtype, keepdims, device)
+    return _result("sum", a, axis, dtype, keepdims, device, out, initial)
 
 
-def prod(a, axis=None, dtype=None, keepdims=False, *, device=None):
+def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, *, device=None):
     """Product of array elements over the given axes, as :func:`numpy.prod`.
 
-    Parameters and dtype rules are those of :func:`gpuprims.sum`; integer products wrap around
-    and the product of an empty selection is 1.
+    Parameters (`out`, `initial` included) and dtype rules are those of :func:`gpuprims.sum`;
+    integer products wrap around and the product of an empty selection is 1 (or `initial`).
 
     Returns
     -------
     numpy.generic or numpy.ndarray or DeviceArray
-        A NumPy scalar for a full reduction, else a new C-contiguous array.
+        A NumPy scalar for a full reduction, else a new C-contiguous array; `out` when given.
     """
-    return _result("prod", a, axis, dtype, keepdims, device)
+    return _result("prod", a, axis, dtype, keepdims, device, out, initial)
 
 
-def min(a, axis=None, keepdims=False, *, device=None):
+def min(a, axis=None, out=None, keepdims=False, initial=None, *, device=None):
     """Minimum over the given axes, as :func:`numpy.min`.
 
     NaN propagates: a slice containing NaN has a NaN minimum.  The result keeps the input dtype.
@@ -256,24 +303,30 @@ def min(a, axis=None, keepdims=False, *, device=None):
         Input data.
     axis : None or int or tuple of ints, optional
         Axes to reduce.
+    out : numpy.ndarray or DeviceArray, optional
+        Where to write the result, as in :func:`gpuprims.sum`.
     keepdims : bool, optional
         Keep the reduced axes as dimensions of size one.
+    initial : scalar, optional
+        A value every result is compared with too (in the input's dtype; OverflowError for a
+        Python int out of its range); with it an empty selection's minimum is `initial`.
     device : {None, "cpu", "cuda", "cuda:N"}, optional
         Where to compute, as in :func:`gpuprims.sum`.
 
     Returns
     -------
     numpy.generic or numpy.ndarray or DeviceArray
+        `out` when given.
 
     Raises
     ------
     ValueError
-        For an empty selection (there is no identity), as NumPy.
+        For an empty selection without `initial` (there is no identity), as NumPy.
     """
-    return _result("min", a, axis, None, keepdims, device)
+    return _result("min", a, axis, None, keepdims, device, out, initial)
 
 
-def max(a, axis=None, keepdims=False, *, device=None):
+def max(a, axis=None, out=None, keepdims=False, initial=None, *, device=None):
     """Maximum over the given axes, as :func:`numpy.max`.
 
     NaN propagates.  See :func:`gpuprims.min` for the parameters.
@@ -282,7 +335,7 @@ def max(a, axis=None, keepdims=False, *, device=None):
     -------
     numpy.generic or numpy.ndarray or DeviceArray
     """
-    return _result("max", a, axis, None, keepdims, device)
+    return _result("max", a, axis, None, keepdims, device, out, initial)
 
 
 def mean_sum_dtype(in_dtype, dtype):
@@ -307,7 +360,7 @@ def mean_division(count, float16_result):
     return finish
 
 
-def mean(a, axis=None, dtype=None, keepdims=False, *, device=None):
+def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, device=None):
     """Arithmetic mean over the given axes, as :func:`numpy.mean`.
 
     Integer and bool inputs are averaged in float64; float16 is summed in float32 and returned as
@@ -321,6 +374,8 @@ def mean(a, axis=None, dtype=None, keepdims=False, *, device=None):
         Axes to average over.
     dtype : dtype, optional
         Accumulator and result dtype.
+    out : numpy.ndarray or DeviceArray, optional
+        Where to write the result, as in :func:`gpuprims.sum`.
     keepdims : bool, optional
         Keep the reduced axes as dimensions of size one.
     device : {None, "cpu", "cuda", "cuda:N"}, optional
@@ -329,6 +384,7 @@ def mean(a, axis=None, dtype=None, keepdims=False, *, device=None):
     Returns
     -------
     numpy.generic or numpy.ndarray or DeviceArray
+        `out` when given.
     """
     keepdims = keepdims_flag(keepdims)
     array, index = array_input(a, "mean", device)
@@ -336,14 +392,14 @@ def mean(a, axis=None, dtype=None, keepdims=False, *, device=None):
         axis_index(axis, 0)  # unlike sum, numpy.mean rejects axis 0 of a 0-d array
     axes = reduced_axes(axis, array.ndim)
     if array.size == 0:
-        return Plan.by_numpy(lambda: like_input(np.mean(on_host(array), axis=axes, dtype=dtype, keepdims=keepdims),
-                                                array)).run()
+        return _deliver("mean", Plan.by_numpy(lambda: like_input(
+            np.mean(on_host(array), axis=axes, dtype=dtype, keepdims=keepdims), array)), out)
     accumulation_dtype("mean", array.dtype, dtype)  # validates dtype=
     plan = _reduction("sum", array.dtype, array.ndim, axes, mean_sum_dtype(array.dtype, dtype), keepdims).plan(array, index)
     sum_finish = plan.finish
     divide = mean_division(math.prod(array.shape[axis] for axis in axes), dtype is None and array.dtype == np.float16)
     plan.finish = divide if sum_finish is None else (lambda output: divide(sum_finish(output)))
-    return plan.run()
+    return _deliver("mean", plan, out)
 
 
 def _moments(op, a, axis, dtype, ddof, keepdims, device):
@@ -364,7 +420,7 @@ def _moments(op, a, axis, dtype, ddof, keepdims, device):
     return _reduction(op, array.dtype, array.ndim, axes, dtype, keepdims).plan(array, index, float(ddof))
 
 
-def var(a, axis=None, dtype=None, ddof=0, keepdims=False, *, device=None):
+def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, device=None):
     """Variance over the given axes, as :func:`numpy.var`: the mean of the squared deviations
     from the mean, ``sum((x - x.mean())**2) / (N - ddof)``.
 
@@ -384,6 +440,8 @@ def var(a, axis=None, dtype=None, ddof=0, keepdims=False, *, device=None):
     dtype : dtype, optional
         The result dtype.  By default float64 for integer and bool inputs, else the input's float
         dtype (float16 stays float16).  An integer dtype is NumPy's own computation.
+    out : numpy.ndarray or DeviceArray, optional
+        Where to write the result, as in :func:`gpuprims.sum`.
     ddof : int or float, optional
         Delta degrees of freedom: the divisor is ``N - ddof``.  Where it is not positive the result
         is NumPy's (inf, or NaN for a constant slice) with its RuntimeWarning ``Degrees of freedom
@@ -397,7 +455,8 @@ def var(a, axis=None, dtype=None, ddof=0, keepdims=False, *, device=None):
     -------
     numpy.generic or numpy.ndarray or DeviceArray
         A NumPy scalar for a full reduction of host data, else an array; a DeviceArray for
-        device-resident input.  An empty selection gives NaN with NumPy's RuntimeWarning.
+        device-resident input; `out` when given.  An empty selection gives NaN with NumPy's
+        RuntimeWarning.
 
     Raises
     ------
@@ -406,10 +465,10 @@ def var(a, axis=None, dtype=None, ddof=0, keepdims=False, *, device=None):
     numpy.exceptions.AxisError
         For an axis out of range.
     """
-    return _moments("var", a, axis, dtype, ddof, keepdims, device).run()
+    return _deliver("var", _moments("var", a, axis, dtype, ddof, keepdims, device), out)
 
 
-def std(a, axis=None, dtype=None, ddof=0, keepdims=False, *, device=None):
+def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, device=None):
     """Standard deviation over the given axes, as :func:`numpy.std`: the square root of
     :func:`gpuprims.var`, with the same parameters, algorithm and rules.
 
@@ -417,10 +476,10 @@ def std(a, axis=None, dtype=None, ddof=0, keepdims=False, *, device=None):
     -------
     numpy.generic or numpy.ndarray or DeviceArray
     """
-    return _moments("std", a, axis, dtype, ddof, keepdims, device).run()
+    return _deliver("std", _moments("std", a, axis, dtype, ddof, keepdims, device), out)
 
 
-def argmin(a, axis=None, *, keepdims=False, device=None):
+def argmin(a, axis=None, out=None, *, keepdims=False, device=None):
     """Index of the minimum along an axis, as :func:`numpy.argmin`.
 
     The first occurrence wins; a NaN wins over every number, so a slice holding NaNs gives the
@@ -433,6 +492,9 @@ def argmin(a, axis=None, *, keepdims=False, device=None):
     axis : int, optional
         The axis to search along.  None (default) searches the flattened array (C order) and
         returns an index into it.
+    out : numpy.ndarray or DeviceArray, optional
+        Where to write the indices, as in :func:`gpuprims.sum`; its dtype must hold intp values
+        safely (TypeError otherwise: a float or uint64 `out`).
     keepdims : bool, optional
         Keep the searched axis (every axis when `axis` is None) as a dimension of size one.
     device : {None, "cpu", "cuda", "cuda:N"}, optional
@@ -442,7 +504,7 @@ def argmin(a, axis=None, *, keepdims=False, device=None):
     -------
     numpy.intp or numpy.ndarray or DeviceArray
         Indices of dtype intp: a NumPy scalar for a whole-array search of host data, else an
-        array; a DeviceArray for device-resident input.
+        array; a DeviceArray for device-resident input; `out` when given.
 
     Raises
     ------
@@ -453,10 +515,10 @@ def argmin(a, axis=None, *, keepdims=False, device=None):
     numpy.exceptions.AxisError
         For an axis out of range.
     """
-    return _result("argmin", a, axis, None, keepdims, device, _arg_reduce)
+    return _result("argmin", a, axis, None, keepdims, device, out, plan_of=_arg_reduce)
 
 
-def argmax(a, axis=None, *, keepdims=False, device=None):
+def argmax(a, axis=None, out=None, *, keepdims=False, device=None):
     """Index of the maximum along an axis, as :func:`numpy.argmax`.
 
     The first occurrence wins; a NaN wins over every number (the first NaN's index).  See
@@ -466,10 +528,10 @@ def argmax(a, axis=None, *, keepdims=False, device=None):
     -------
     numpy.intp or numpy.ndarray or DeviceArray
     """
-    return _result("argmax", a, axis, None, keepdims, device, _arg_reduce)
+    return _result("argmax", a, axis, None, keepdims, device, out, plan_of=_arg_reduce)
 
 
-def any(a, axis=None, keepdims=False, *, device=None):
+def any(a, axis=None, out=None, keepdims=False, *, device=None):
     """Whether any element along the given axes is true, as :func:`numpy.any`.
 
     An element is true when it is nonzero: NaN is true, -0.0 is not.
@@ -480,6 +542,8 @@ def any(a, axis=None, keepdims=False, *, device=None):
         Input data: bool, signed or unsigned integers, float16, float32 or float64.
     axis : None or int or tuple of ints, optional
         Axes to reduce; None reduces all of them.
+    out : numpy.ndarray or DeviceArray, optional
+        Where to write the result, as in :func:`gpuprims.sum` (any dtype: True is written as 1).
     keepdims : bool, optional
         Keep the reduced axes as dimensions of size one.
     device : {None, "cpu", "cuda", "cuda:N"}, optional
@@ -489,12 +553,12 @@ def any(a, axis=None, keepdims=False, *, device=None):
     -------
     numpy.bool or numpy.ndarray or DeviceArray
         A NumPy bool for a full reduction of host data, else a bool array; a DeviceArray for
-        device-resident input.  An empty selection is False.
+        device-resident input; `out` when given.  An empty selection is False.
     """
-    return _result("any", a, axis, None, keepdims, device)
+    return _result("any", a, axis, None, keepdims, device, out)
 
 
-def all(a, axis=None, keepdims=False, *, device=None):
+def all(a, axis=None, out=None, keepdims=False, *, device=None):
     """Whether every element along the given axes is true (nonzero), as :func:`numpy.all`.
 
     NaN is true, -0.0 is not; an empty selection is True.  See :func:`gpuprims.any` for the
@@ -504,7 +568,7 @@ def all(a, axis=None, keepdims=False, *, device=None):
     -------
     numpy.bool or numpy.ndarray or DeviceArray
     """
-    return _result("all", a, axis, None, keepdims, device)
+    return _result("all", a, axis, None, keepdims, device, out)
 
 
 def count_nonzero(a, axis=None, *, keepdims=False, device=None):

@@ -1,0 +1,153 @@
+"""out= on every reduction that returns an array, and initial= on sum, prod, min and max, against
+NumPy: shapes, dtypes (out's cast), empty selections, errors, host and device-resident data."""
+import numpy as np
+import pytest
+
+import gpuprims
+from gp_testutils import make_data
+
+DTYPES = ["bool", "int8", "uint8", "int32", "int64", "uint64", "float16", "float32", "float64"]
+AXES = [None, 0, 1, -1, (0, 2)]
+cuda = pytest.mark.skipif(not gpuprims.cuda_available(), reason="CUDA not available")
+
+
+def _check(got, expected, dtype):
+    """`expected` up to the float rounding of a different summation order."""
+    assert np.shape(got) == np.shape(expected)
+    assert np.asarray(got).dtype == np.asarray(expected).dtype
+    if np.asarray(expected).dtype.kind == "f":
+        rtol = 4e-3 if np.dtype(dtype) == np.float16 or np.asarray(expected).dtype == np.float16 else 1e-5
+        np.testing.assert_allclose(np.asarray(got, np.float64), np.asarray(expected, np.float64), rtol=rtol, atol=rtol)
+    else:
+        np.testing.assert_array_equal(got, expected)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("func", ["sum", "prod", "min", "max"])
+def test_initial(device, rng, func, dtype):
+    a = make_data(rng, dtype, (5, 7, 3), "prod" if func == "prod" else "sum")
+    initial = {"bool": True, "uint8": 3, "uint64": 3}.get(dtype, -3 if np.dtype(dtype).kind in "iu" else 0.5)
+    for axis in AXES:
+        for keepdims in (False, True):
+            got = getattr(gpuprims, func)(a, axis=axis, keepdims=keepdims, initial=initial, device=device)
+            expected = getattr(np, func)(a, axis=axis, keepdims=keepdims, initial=initial)
+            assert type(got) is type(expected)
+            _check(got, expected, dtype)
+
+
+@pytest.mark.parametrize("func", ["sum", "prod", "min", "max"])
+def test_initial_on_empty_selections(device, func):
+    for shape, axis in (((0,), None), ((0, 3), 0), ((3, 0), 1), ((2, 0, 4), (0, 1))):
+        a = np.zeros(shape, np.float32)
+        got = getattr(gpuprims, func)(a, axis=axis, initial=7, device=device)
+        _check(got, getattr(np, func)(a, axis=axis, initial=7), "float32")
+    with pytest.raises(ValueError):  # no initial, no identity
+        gpuprims.max(np.zeros((3, 0)), axis=1, device=device)
+
+
+def test_initial_nan_and_conversion(device):
+    a = np.array([1.0, np.nan, 2.0])
+    assert np.isnan(gpuprims.max(a, initial=5.0, device=device))
+    assert gpuprims.max(np.array([1, 2], np.int8), initial=100, device=device) == 100
+    assert gpuprims.sum(np.arange(5, dtype=np.int8), initial=1.5, device=device) == np.sum(np.arange(5, dtype=np.int8),
+                                                                                            initial=1.5)
+    with pytest.raises(OverflowError):
+        gpuprims.max(np.array([1], np.uint8), initial=300, device=device)
+    with pytest.raises(ValueError):
+        gpuprims.min(np.arange(3), initial=np.nan, device=device)
+    info = np.iinfo(np.int64)  # integer sums wrap, with initial too
+    assert gpuprims.sum(np.array([info.max], np.int64), initial=1, device=device) == info.min
+
+
+FUNCS = ["sum", "prod", "min", "max", "mean", "var", "std", "any", "all", "argmin", "argmax"]
+
+
+def _np_call(func, a, axis, out=None, keepdims=False):
+    kwargs = {} if out is None else {"out": out}
+    if func in ("argmin", "argmax"):
+        return getattr(np, func)(a, axis=axis, keepdims=keepdims, **kwargs)
+    return getattr(np, func)(a, axis=axis, keepdims=keepdims, **kwargs)
+
+
+@pytest.mark.parametrize("out_dtype", ["float64", "float32", "int64", "int32", "bool"])
+@pytest.mark.parametrize("func", FUNCS)
+def test_out_is_written_and_returned(device, rng, func, out_dtype):
+    a = make_data(rng, "float32", (6, 9))
+    if func in ("argmin", "argmax") and out_dtype.startswith("float"):
+        out_dtype = "int64"
+    if func == "std" and not out_dtype.startswith("float"):  # NumPy's sqrt cannot write it
+        with pytest.raises(TypeError):
+            gpuprims.std(a, out=np.empty((), out_dtype), device=device)
+        return
+    for axis, keepdims in ((None, False), (0, False), (1, True), (None, True)):
+        expected_shape = np.shape(_np_call(func, a, axis, keepdims=keepdims))
+        out = np.full(expected_shape, 99, out_dtype)
+        got = getattr(gpuprims, func)(a, axis=axis, out=out, keepdims=keepdims, device=device)
+        assert got is out
+        reference = np.empty_like(out)
+        _np_call(func, a, axis, out=reference, keepdims=keepdims)
+        _check(out, reference, "float32")
+
+
+def test_out_of_the_results_own_layout_is_written_directly(device, rng):
+    a = make_data(rng, "float64", (64, 33))
+    out = np.empty(33)
+    assert gpuprims.sum(a, axis=0, out=out, device=device) is out
+    np.testing.assert_allclose(out, np.sum(a, axis=0), rtol=1e-12)
+    strided = np.empty((33, 2))[:, 0]  # not contiguous: the result is cast into it
+    assert gpuprims.max(a, axis=0, out=strided, device=device) is strided
+    np.testing.assert_array_equal(strided, np.max(a, axis=0))
+
+
+def test_out_with_initial_and_on_empty_input(device):
+    a = np.arange(12, dtype=np.int32).reshape(3, 4)
+    out = np.empty(4, np.int16)
+    assert gpuprims.sum(a, axis=0, out=out, initial=10, device=device) is out
+    np.testing.assert_array_equal(out, np.sum(a, axis=0, initial=10))
+    out = np.empty(3)
+    assert gpuprims.sum(np.zeros((3, 0)), axis=1, out=out, device=device) is out
+    np.testing.assert_array_equal(out, 0)
+    out = np.empty((), np.float64)
+    with pytest.warns(RuntimeWarning):
+        assert gpuprims.mean(np.zeros(0), out=out, device=device) is out
+    assert np.isnan(out)
+
+
+def test_out_errors_like_numpy(device):
+    a = np.ones((3, 4), np.float32)
+    with pytest.raises(ValueError):
+        gpuprims.sum(a, axis=0, out=np.empty((1, 4)), device=device)  # keepdims' shape without keepdims
+    with pytest.raises(ValueError):
+        gpuprims.sum(a, out=np.empty(1), device=device)  # a full reduction's out is 0-d
+    with pytest.raises(TypeError):
+        gpuprims.sum(a, axis=0, out=[0, 0, 0, 0], device=device)
+    for dtype in ("float64", "uint64"):
+        with pytest.raises(TypeError):
+            gpuprims.argmax(a, axis=0, out=np.empty(4, dtype), device=device)
+    readonly = np.empty(4)
+    readonly.flags.writeable = False
+    with pytest.raises(ValueError):
+        gpuprims.max(a, axis=0, out=readonly, device=device)
+
+
+def test_quick_lane_leaves_out_and_initial_alone():
+    a = np.arange(64, dtype=np.float32)
+    gpuprims.sum(a, device="cpu")
+    gpuprims.sum(a, device="cpu")  # replayed by the lane from now on
+    assert gpuprims.sum(a, initial=1, device="cpu") == np.sum(a) + 1
+    out = np.empty((), np.float32)
+    assert gpuprims.sum(a, out=out, device="cpu") is out and out == np.sum(a)
+
+
+@cuda
+def test_device_resident_out_and_initial(rng):
+    a = make_data(rng, "float32", (40, 30))
+    d = gpuprims.to_device(a)
+    out = gpuprims.to_device(np.zeros(30, np.float32))
+    assert gpuprims.sum(d, axis=0, out=out) is out
+    np.testing.assert_allclose(out.get(), np.sum(a, axis=0), rtol=1e-5)
+    got = gpuprims.max(d, axis=1, initial=0.5)
+    assert isinstance(got, gpuprims.DeviceArray)
+    np.testing.assert_array_equal(got.get(), np.max(a, axis=1, initial=0.5))
+    with pytest.raises(TypeError):
+        gpuprims.sum(d, axis=0, out=np.zeros(30, np.float32))  # a host out for device data
