@@ -16,6 +16,7 @@ import numpy as np
 from . import _core
 from ._boundary import array_input, axis_index, keepdims_flag, like_input, on_host, reduced_axes, supported
 from ._device_array import DeviceArray
+from ._fperrors import report_cast_overflow
 from ._plan import QUICK_SLOTS, Plan, cast_into, check_out
 
 _OPS = {"sum": 0, "prod": 1, "min": 2, "max": 3, "argmin": 4, "argmax": 5, "any": 6, "all": 7, "count_nonzero": 8,
@@ -53,9 +54,20 @@ def backend_dtypes(in_dtype, result_dtype):
     return _DTYPE_OF_TYPENUM[out], (None if cast is None else _DTYPE_OF_TYPENUM[cast])
 
 
-def cast_to(dtype):
-    """A plan's finish step that casts the backend's output to `dtype` (None when it has it)."""
-    return lambda output: output if output.dtype == dtype else output.astype(dtype)
+def cast_to(dtype, kind):
+    """A plan's finish step that casts the backend's output to `dtype` (None when it has it).  A
+    float narrowed (a float16 sum accumulated in float32) that overflows in the cast is reported
+    as NumPy's `kind` ("reduce" or "accumulate") loop reports its overflow."""
+    def finish(output):
+        if output.dtype == dtype:
+            return output
+        if dtype.kind != "f" or output.dtype.itemsize <= dtype.itemsize or isinstance(output, DeviceArray):
+            return output.astype(dtype)
+        with np.errstate(over="ignore"):
+            cast = output.astype(dtype)
+        report_cast_overflow(kind, output, cast)
+        return cast
+    return finish
 
 
 class _Reduction:
@@ -81,7 +93,7 @@ class _Reduction:
             else:
                 self.backend_dtype, self.cast = backend_dtypes(in_dtype, result_dtype)
         self.op_code = _OPS[op]
-        self.finish = None if self.backend_dtype == result_dtype else cast_to(result_dtype)
+        self.finish = None if self.backend_dtype == result_dtype else cast_to(result_dtype, "reduce")
         kept = tuple(axis for axis in range(ndim) if axis not in axes)
         # The (outer, n, inner) view splits the input's shape at `split`.  Adjacent reduced axes
         # are one view, no copy; others are moved after the kept ones first (a copy the glue or

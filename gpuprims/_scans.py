@@ -73,7 +73,7 @@ class _Scan:
         # else the backend reads it as the identity
         self.nan_first = nan_rule and self.cast is not None and self.cast.kind != "f"
         self.skip_nan = nan_rule and not self.nan_first
-        self.finish = None if self.backend_dtype == self.result_dtype else cast_to(self.result_dtype)
+        self.finish = None if self.backend_dtype == self.result_dtype else cast_to(self.result_dtype, "accumulate")
         self.exclusive = bool(exclusive)
 
     @property

@@ -19,6 +19,7 @@
 
 #include "glue/arguments.h"
 #include "glue/errors.h"
+#include "glue/fp_errors.h"
 #include "planner/planner.h"
 #ifndef GPUPRIMS_NO_CUDA
 #include "gpuprims_cuda.h"
@@ -247,6 +248,8 @@ static PyObject *run_planned(request *r, const gp_plan *plan, PyObject *out, int
     } else if (result == NULL) {
         Py_INCREF(Py_None); /* a resident call: the result is where `out` points */
         result = Py_None;
+    } else if (gp_report_fp_errors(&r->call, (PyArrayObject *)result, r->input)) {
+        Py_CLEAR(result); /* np.errstate said raise */
     } else {
         result = PyArray_Return((PyArrayObject *)result); /* a 0-d result becomes a NumPy scalar */
     }

@@ -1,0 +1,63 @@
+/* Floating-point errors of sums and products (fp_errors.h).
+ *
+ * The backends do not track the FPU's flags (the GPU has none, and the CPU backend's threads have
+ * their own).  Instead a float sum's or product's results are looked at: all finite, the common
+ * case, costs one pass over the results (for a scan only its last slice along the axis, since a
+ * non-finite running value stays non-finite).  Otherwise Python decides from the input whether the
+ * inf or NaN was made (overflow, invalid) or only carried, and reports it through NumPy itself. */
+#include "glue/fp_errors.h"
+
+#include <string.h>
+
+/* Whether any of `count` elements of the float dtype, `stride` elements apart, is inf or NaN
+ * (read as bits: no floating-point operation, so no flag of our own is raised). */
+static int any_non_finite(const char *data, gp_dtype dtype, int64_t first, int64_t count, int64_t stride)
+{
+    const int size = gp_dtype_size(dtype);
+    const uint64_t exponent = dtype == GP_FLOAT16 ? 0x7c00u : dtype == GP_FLOAT32 ? 0x7f800000u : 0x7ff0000000000000u;
+    for (int64_t k = 0; k < count; ++k) {
+        uint64_t bits = 0;
+        memcpy(&bits, data + (first + k * stride) * size, (size_t)size); /* little-endian: the low bytes */
+        if ((bits & exponent) == exponent) return 1;
+    }
+    return 0;
+}
+
+/* Whether the call's results hold inf or NaN: for a reduction all of them, for a scan the last
+ * element along the axis of every (outer, inner) line. */
+static int results_non_finite(const gp_call *call, PyArrayObject *result)
+{
+    const char *data = PyArray_DATA(result);
+    if (call->primitive == GP_REDUCE)
+        return any_non_finite(data, call->reduce.out_dtype, 0, call->reduce.outer * call->reduce.inner, 1);
+    const gp_scan_args *s = &call->scan;
+    for (int64_t o = 0; o < s->outer; ++o)
+        if (any_non_finite(data, s->out_dtype, (o * s->n + s->n - 1) * s->inner, s->inner, 1)) return 1;
+    return 0;
+}
+
+int gp_report_fp_errors(const gp_call *call, PyArrayObject *result, PyArrayObject *input)
+{
+    const int reduce = call->primitive == GP_REDUCE;
+    if (!reduce && call->primitive != GP_SCAN) return 0;
+    const gp_op op = reduce ? call->reduce.op : call->scan.op;
+    const gp_dtype out_dtype = reduce ? call->reduce.out_dtype : call->scan.out_dtype;
+    if ((op != GP_SUM && op != GP_PROD) || !gp_dtype_is_float(out_dtype) || input == NULL ||
+        (!reduce && call->scan.n == 0) || !results_non_finite(call, result))
+        return 0;
+    static PyObject *report; /* gpuprims._fperrors.report, imported at the first use */
+    if (report == NULL) {
+        PyObject *module = PyImport_ImportModule("gpuprims._fperrors");
+        if (module == NULL) return -1;
+        report = PyObject_GetAttrString(module, "report");
+        Py_DECREF(module);
+        if (report == NULL) return -1;
+    }
+    const int skip_nan = !reduce && call->scan.skip_nan;
+    const int64_t outer = reduce ? call->reduce.outer : call->scan.outer, n = reduce ? call->reduce.n : call->scan.n,
+                  inner = reduce ? call->reduce.inner : call->scan.inner;
+    PyObject *done = PyObject_CallFunction(report, "sOO(LLL)i", reduce ? "reduce" : "accumulate", (PyObject *)result,
+                                           (PyObject *)input, (long long)outer, (long long)n, (long long)inner, skip_nan);
+    Py_XDECREF(done);
+    return done == NULL ? -1 : 0;
+}

@@ -1,0 +1,49 @@
+"""Floating-point errors of sums and products, reported as NumPy reports them.
+
+NumPy's reductions and accumulations of floats warn (or raise, call, print, log: whatever
+``numpy.errstate`` says in the calling thread) when they overflow ("overflow encountered in
+reduce") or make a NaN from numbers ("invalid value encountered in accumulate").  The backends
+do not keep the FPU's flags, so gpuprims looks at the results instead: the core calls
+:func:`report` when a float sum's or product's results hold inf or NaN (finite results cost one
+pass over the results, nothing more), and the finish step of a narrowing cast calls
+:func:`report_cast_overflow`.  The error is then raised through NumPy itself, on a tiny array that
+makes the same error, so that every ``numpy.errstate`` mode behaves exactly as NumPy's own.
+"""
+import numpy as np
+
+
+def _signal(kind, dtype, overflow, invalid):
+    """Make NumPy report `overflow` and/or `invalid` in its `kind` ("reduce" or "accumulate") loop
+    of `dtype`."""
+    big = np.finfo(dtype).max
+    values = ([big, big] if overflow else []) + ([np.inf, -np.inf] if invalid else [])
+    if values:
+        getattr(np.add, kind)(np.array(values, dtype))
+
+
+def report(kind, result, source, view, skip_nan=False):
+    """Report the errors that made `result`'s non-finite values from `source`, both seen as the
+    call's (outer, n, inner) `view` (the result as (outer, 1, inner) for a reduction).  Element by
+    element of the result, with the input it was made of (a scan's: the input up to it): an inf
+    where that input had none is an overflow; a NaN where it had none (or where NaN is skipped, as
+    in nancumsum) is an invalid operation, after an overflow unless that input held an inf."""
+    outer, n, inner = view
+    out = result.reshape(outer, -1, inner)
+    data = source.reshape(outer, n, inner)
+    had_inf = np.isinf(data)
+    had_nan = np.zeros_like(had_inf) if skip_nan else np.isnan(data)
+    if kind == "accumulate":
+        had_inf, had_nan = np.logical_or.accumulate(had_inf, axis=1), np.logical_or.accumulate(had_nan, axis=1)
+    else:
+        had_inf, had_nan = had_inf.any(axis=1, keepdims=True), had_nan.any(axis=1, keepdims=True)
+    invalid = np.isnan(out) & ~had_nan
+    overflow = (np.isinf(out) | invalid) & ~had_inf
+    _signal(kind, result.dtype, bool(overflow.any()), bool(invalid.any()))
+
+
+def report_cast_overflow(kind, output, cast):
+    """Report the overflow of a float sum or product (`kind`) whose finite backend `output` became
+    inf when `cast` to a narrower float (a float16 result accumulated in float32), as NumPy's own
+    reduction reports it."""
+    if not np.isfinite(cast).all() and np.isfinite(output).all():
+        _signal(kind, cast.dtype, True, False)
