@@ -425,6 +425,8 @@ def _all_nan_warning(result):
 
 def _all_nan_error(result):
     """nanargmin/nanargmax's result, or NumPy's ValueError where a slice of NaNs made an index -1."""
+    if not np.size(result):
+        return result
     lowest = min(result).get() if isinstance(result, DeviceArray) else np.min(result)
     if lowest < 0:
         raise ValueError("All-NaN slice encountered")
