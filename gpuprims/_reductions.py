@@ -396,6 +396,8 @@ def _moments(op, a, axis, dtype, ddof, keepdims, device):
 
 def _any_nan(result):
     """Whether the result holds a NaN (a device result: by its max, one element brought back)."""
+    if result.dtype.kind != "f" or not np.size(result):
+        return False
     if isinstance(result, DeviceArray):
         result = max(result).get()
     return bool(np.isnan(result).any())

@@ -293,6 +293,34 @@ def test_same_bits_for_one_and_two_threads(rng):
         assert np.asarray(one).tobytes() == np.asarray(two).tobytes()
 
 
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+def test_every_instruction_set_gives_the_same_bits(rng, dtype):
+    """The baseline, AVX2 and AVX-512 loops agree bit for bit (those this CPU runs); var and std
+    too, whose loops the NaN-skipping moments share (their tails once added other lanes per
+    instruction set)."""
+    best = gpuprims._core.cpu_info()["isa"]
+    order = ["baseline", "avx2", "avx512"]
+    a = _data(rng, dtype, (5, 2 * PIECE + 77), "nansum", nan_share=0.2)
+    a[1] = np.nan
+    a[2, :PIECE + 3] = np.nan
+    a[3, 7] = np.inf
+    a[4, 9] = -np.inf
+    calls = [(func, x, axis) for func in FUNCS + ["var", "std"] for x, axis in ((a, 1), (np.ascontiguousarray(a.T), 0))
+             if func not in ARG_FUNCS]
+    calls += [(func, _data(rng, dtype, n, func, nan_share=0), None) for func in ("var", "nanmean") for n in (3, 13, 77)]
+    calls += [(func, x, axis) for func in ARG_FUNCS for x, axis in ((a[[0, 3, 4]], 1), (a[[0, 3, 4]].T.copy(), 0))]
+    results = {}
+    try:
+        for name in order[:order.index(best) + 1]:
+            gpuprims._core._set_cpu_isa(name)
+            results[name] = [np.asarray(gp_call(func, x, "cpu", axis=axis)).tobytes() for func, x, axis in calls]
+    finally:
+        gpuprims._core._set_cpu_isa(best)
+    for name, got in results.items():
+        for (func, _, axis), base, vector in zip(calls, results["baseline"], got):
+            assert base == vector, f"{func}(axis={axis}): {name} differs from the baseline"
+
+
 def _learned(name, a, device=None):
     return _core.quick(QUICK_SLOTS[name], a, device) is not NotImplemented
 

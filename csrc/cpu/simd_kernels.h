@@ -537,8 +537,9 @@ GP_INLINE gp_f32v skip_nan_f32(gp_f32v v, const int skip_nan, float identity)
     static void f64_run_nanprod_##NAME(const void *in, int64_t count, gp_partial *partial) { f64_prod_##NAME(in, count, partial, 1); }
 
 /* var/std's moments of a piece (GP_ACC_MOMENTS): sums of the deviations from its first element and
- * of their squares in double lanes (two logical accumulators each; the tail padded with the first
- * element, whose deviation is 0), then the mean and M2 from them.  Shifting by an element keeps the
+ * of their squares in double lanes (two logical accumulators each; the tail, in logical vectors
+ * so that every instruction set adds the same lanes, padded with the first element, whose
+ * deviation is 0), then the mean and M2 from them.  Shifting by an element keeps the
  * sums from cancelling when the mean is far from 0.  With skip_nan (nanvar, nanstd, nanmean) the
  * shift is the first number, NaN lanes add 0 and the numbers are counted (a piece of NaNs: count 0). */
 #define GP_MOMENTS_RUN(NAME, kind, size)                                                           \
@@ -584,11 +585,14 @@ GP_INLINE gp_f32v skip_nan_f32(gp_f32v v, const int skip_nan, float identity)
             for (int j = 0; j < GP_NL64; ++j) numbers += counted[0][j];                            \
             for (int64_t i = k; i < count; ++i) numbers += !is_nan_##NAME(x[i]);                   \
         }                                                                                          \
-        for (; k < count; k += GP_NL64) {                                                          \
-            const gp_f64v d = skip_nan_f64(load_f64_part_##NAME(x + k, count - k, fill), skip_nan, first) - shift; \
-            s1[0] += d;                                                                            \
-            s2[0] += d * d;                                                                        \
-        }                                                                                          \
+        for (; k < count; k += 8) /* logical vectors into the first logical accumulators */         \
+            GP_UNROLL(16)                                                                          \
+            for (int p = 0; p < GP_PARTS; ++p) {                                                   \
+                const int64_t at = k + p * GP_NL64;                                                \
+                const gp_f64v d = skip_nan_f64(load_f64_part_##NAME(x + at, count - at, fill), skip_nan, first) - shift; \
+                s1[p] += d;                                                                        \
+                s2[p] += d * d;                                                                    \
+            }                                                                                      \
         GP_UNROLL(16)                                                                              \
         for (int p = 0; p < GP_PARTS; ++p) {                                                       \
             s1[p] += s1[GP_PARTS + p];                                                             \
