@@ -33,6 +33,7 @@ except ImportError as _error:  # say why: the bare error is a "circular import" 
 
 from ._reductions import max, mean, min, prod, sum
 from ._reductions import all, any, argmax, argmin, count_nonzero, std, var
+from ._reductions import nanargmax, nanargmin, nanmax, nanmean, nanmin, nanprod, nanstd, nansum, nanvar
 from ._scans import (cummax, cummin, cumprod, cumsum, cumulative_prod, cumulative_sum, nancumprod, nancumsum,
                      prefix_sum)
 from ._plan import explain
@@ -91,8 +92,17 @@ __all__ = [
     "min",
     "pinned_copy",
     "pinned_like",
+    "nanargmax",
+    "nanargmin",
     "nancumprod",
     "nancumsum",
+    "nanmax",
+    "nanmean",
+    "nanmin",
+    "nanprod",
+    "nanstd",
+    "nansum",
+    "nanvar",
     "prefix_sum",
     "prod",
     "set_num_threads",

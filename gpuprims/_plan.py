@@ -28,7 +28,8 @@ _REDUCE, _SCAN = 0, 1  # the core's primitives (gp_primitive) the quick lane rep
 # The quick lane's slot of each function it serves (the core keeps one recipe per slot and dtype).
 QUICK_SLOTS = {name: slot for slot, name in enumerate((
     "sum", "prod", "min", "max", "any", "all", "argmin", "argmax",
-    "cumsum", "cumprod", "cummax", "cummin", "nancumsum", "nancumprod"))}
+    "cumsum", "cumprod", "cummax", "cummin", "nancumsum", "nancumprod",
+    "nansum", "nanprod", "nanmin", "nanmax", "nanargmin", "nanargmax"))}
 
 
 class _DryRun(threading.local):
@@ -114,8 +115,8 @@ class Plan:
         if self.finish is not None or self.source is not a or not a.dtype.isnative:
             return
         if self.entry is _core.reduce and self.out_shape == ():
-            op, out_typenum = self.params[:2]
-            _core.learn_quick(slot, a.dtype.num, _REDUCE, op, out_typenum, False, False, default_index())
+            op, out_typenum, _, _, _, _, skip_nan = self.params  # the nan-functions' NaN rule travels too
+            _core.learn_quick(slot, a.dtype.num, _REDUCE, op, out_typenum, False, skip_nan, default_index())
         elif self.entry is _core.scan and a.ndim == 1:
             out_typenum, _, _, _, exclusive, op, skip_nan = self.params
             _core.learn_quick(slot, a.dtype.num, _SCAN, op, out_typenum, exclusive, skip_nan, default_index())

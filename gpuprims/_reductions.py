@@ -1,15 +1,22 @@
-"""The reductions: sum, prod, min, max, mean, var, std, argmin, argmax, any, all and count_nonzero
-with NumPy's argument and dtype semantics.
+"""The reductions: sum, prod, min, max, mean, var, std, argmin, argmax, any, all and count_nonzero,
+and the NaN-skipping nansum, nanprod, nanmin, nanmax, nanmean, nanvar, nanstd, nanargmin and
+nanargmax, with NumPy's argument and dtype semantics.
 
 Each call becomes one plan (``_plan.Plan``) for the core's reduce primitive: the input viewed as
 (outer, n, inner) (non-adjacent reduced axes are moved last first), the dtype the backend writes
 (the core's accumulator rule, ``_core.backend_result``), the result's shape, and the cast that
 turns the backend's output into NumPy's result dtype.  Host inputs give NumPy results; device
 inputs (DeviceArray, or other libraries' GPU arrays) give DeviceArray results on their GPU.
+
+A nan-function is its plain reduction with the core's skip_nan flag (NaN elements left out, in the
+kernels: no copy of the data) for float inputs, and the plain reduction itself for the others (they
+hold no NaN), as NumPy.  NumPy's warnings and errors about slices of NaNs are raised from the result
+(a NaN, or argmin's index -1), which the kernels make where a slice holds no number.
 """
 import builtins
 import functools
 import math
+import warnings
 
 import numpy as np
 
@@ -20,10 +27,13 @@ from ._fperrors import report_cast_overflow
 from ._plan import QUICK_SLOTS, Plan, cast_into, check_out
 
 _OPS = {"sum": 0, "prod": 1, "min": 2, "max": 3, "argmin": 4, "argmax": 5, "any": 6, "all": 7, "count_nonzero": 8,
-        "var": 9, "std": 10}
+        "var": 9, "std": 10, "mean": 11}
 _NUMPY = {"sum": np.sum, "prod": np.prod, "min": np.min, "max": np.max, "mean": np.mean, "cumsum": np.cumsum,
           "argmin": np.argmin, "argmax": np.argmax, "any": np.any, "all": np.all, "count_nonzero": np.count_nonzero,
-          "var": np.var, "std": np.std}
+          "var": np.var, "std": np.std,
+          "nansum": np.nansum, "nanprod": np.nanprod, "nanmin": np.nanmin, "nanmax": np.nanmax, "nanmean": np.nanmean,
+          "nanvar": np.nanvar, "nanstd": np.nanstd, "nanargmin": np.nanargmin, "nanargmax": np.nanargmax}
+_ACCUMULATING = ("sum", "prod", "nansum", "nanprod")  # the reductions with a dtype= argument besides the moments
 # The reductions whose result dtype is their own, whatever the input's.
 _FIXED_RESULT = {"argmin": np.dtype(np.intp), "argmax": np.dtype(np.intp), "any": np.dtype(bool),
                  "all": np.dtype(bool), "count_nonzero": np.dtype(np.intp)}
@@ -74,16 +84,20 @@ class _Reduction:
     """What a reduction does that depends on its arguments and the input's dtype and ndim, not on
     the data: worked out once per distinct call (see _reduction) and reused."""
 
-    __slots__ = ("op_code", "cast", "backend_dtype", "finish", "moved", "split", "out_axes", "whole")
+    __slots__ = ("op_code", "skip_nan", "by_numpy", "cast", "backend_dtype", "finish", "moved", "split", "out_axes",
+                 "whole")
 
     def __init__(self, op, in_dtype, ndim, axes, dtype, keepdims):
+        # A nan-function: its plain reduction, skipping NaNs where the dtype has them.
+        self.skip_nan = op.startswith("nan") and in_dtype.kind == "f"
+        op = op[3:] if op.startswith("nan") else op
         if op in ("min", "max"):
             result_dtype = self.backend_dtype = in_dtype.newbyteorder("=")
             self.cast = None
         elif op in _FIXED_RESULT:
             result_dtype = self.backend_dtype = _FIXED_RESULT[op]
             self.cast = None
-        elif op in ("var", "std"):  # computed in double by the backend, written in the result dtype
+        elif op in ("var", "std", "mean"):  # moments in double by the backend, written in the result dtype
             result_dtype = self.backend_dtype = _numpy_result_dtype(op, in_dtype, dtype)
             self.cast = None
         else:
@@ -93,6 +107,8 @@ class _Reduction:
             else:
                 self.backend_dtype, self.cast = backend_dtypes(in_dtype, result_dtype)
         self.op_code = _OPS[op]
+        # NaN-skipping sums and products cast to integers or bool: NumPy's own (the cast would come first)
+        self.by_numpy = self.skip_nan and result_dtype.kind != "f"
         self.finish = None if self.backend_dtype == result_dtype else cast_to(result_dtype, "reduce")
         kept = tuple(axis for axis in range(ndim) if axis not in axes)
         # The (outer, n, inner) view splits the input's shape at `split`.  Adjacent reduced axes
@@ -115,7 +131,8 @@ class _Reduction:
         """The plan for `array` (at least one element) on backend device `index` (var and std: with
         `ddof`)."""
         if self.whole and type(array) is np.ndarray:
-            return Plan(_core.reduce, array, (self.op_code, self.backend_dtype.num, 1, array.size, 1, ddof),
+            return Plan(_core.reduce, array, (self.op_code, self.backend_dtype.num, 1, array.size, 1, ddof,
+                                              self.skip_nan),
                         (1,) * len(self.out_axes), self.backend_dtype, index, self.finish)
         shape = array.shape
         if self.cast is not None:
@@ -128,8 +145,8 @@ class _Reduction:
         view = array.shape
         outer, n, inner = math.prod(view[:first]), math.prod(view[first:last]), math.prod(view[last:])
         out_shape = tuple(1 if axis is None else shape[axis] for axis in self.out_axes)
-        return Plan(_core.reduce, array, (self.op_code, self.backend_dtype.num, outer, n, inner, ddof), out_shape,
-                    self.backend_dtype, index, self.finish)
+        return Plan(_core.reduce, array, (self.op_code, self.backend_dtype.num, outer, n, inner, ddof, self.skip_nan),
+                    out_shape, self.backend_dtype, index, self.finish)
 
 
 def plain_axes(axis):
@@ -173,13 +190,22 @@ def _reduce(op, a, axis, dtype, keepdims, device, initial=None):
         keepdims = keepdims_flag(keepdims)
     array, index = array_input(a, op, device)
     if array.size == 0:  # no work: NumPy's own identities, errors and warnings
-        axes = None if axis is None else reduced_axes(axis, array.ndim)
-        kwargs = {"dtype": dtype} if op in ("sum", "prod") else {}
-        if initial is not None:
-            kwargs["initial"] = initial
-        return Plan.by_numpy(lambda: like_input(_NUMPY[op](on_host(array), axis=axes, keepdims=keepdims, **kwargs),
-                                                array))
-    return _reduction(op, array.dtype, array.ndim, axis, dtype, keepdims).plan(array, index)
+        return _numpy_plan(op, array, axis, dtype, keepdims, initial)
+    reduction = _reduction(op, array.dtype, array.ndim, axis, dtype, keepdims)
+    if reduction.by_numpy:
+        return _numpy_plan(op, array, axis, dtype, keepdims, initial)
+    return reduction.plan(array, index)
+
+
+def _numpy_plan(op, array, axis, dtype, keepdims, initial=None):
+    """The plan whose result NumPy's function computes (on the host; moved to the input's device),
+    with `initial` when given."""
+    axes = None if axis is None else reduced_axes(axis, array.ndim)
+    kwargs = {"dtype": dtype} if op in _ACCUMULATING else {}
+    if initial is not None:
+        kwargs["initial"] = initial
+    host = array.get() if isinstance(array, DeviceArray) and array.size else on_host(array)
+    return Plan.by_numpy(lambda: like_input(_NUMPY[op](host, axis=axes, keepdims=keepdims, **kwargs), array))
 
 
 # How `initial` joins a result, as NumPy's reductions start from it.
@@ -205,11 +231,11 @@ def _deliver(op, plan, out, initial=None):
     and written into `out` when given: NumPy's checks (its shape; for argmin and argmax a dtype
     intp casts to safely, for std a float dtype), then an unsafe cast, as NumPy's reductions write
     `out`."""
-    if op in ("argmin", "argmax") and out is not None and not np.can_cast(getattr(out, "dtype", object), np.intp):
+    if op in ("argmin", "argmax", "nanargmin", "nanargmax") and out is not None and not np.can_cast(getattr(out, "dtype", object), np.intp):
         raise TypeError(f"gpuprims.{op}: cannot cast out's dtype {getattr(out, 'dtype', type(out))} to intp "
                         "according to the rule 'safe'")
-    if op == "std" and out is not None and out.dtype.kind != "f":  # NumPy's square root writes out in place
-        raise TypeError(f"gpuprims.std: cannot write the float result into out of dtype {out.dtype} "
+    if op in ("std", "nanstd") and out is not None and out.dtype.kind != "f":  # NumPy's sqrt writes out in place
+        raise TypeError(f"gpuprims.{op}: cannot write the float result into out of dtype {out.dtype} "
                         "with casting rule 'same_kind'")
     if initial is None or plan.entry is None:  # an empty input's plan has NumPy's answer with initial
         if out is None:
@@ -222,6 +248,13 @@ def _deliver(op, plan, out, initial=None):
     if out is None:
         return result
     return cast_into(check_out(op, out, np.shape(result), result), result)
+
+
+def _check_inexact_out(op, a, out):
+    """NumPy's rule for nanmean, nanvar and nanstd: float input needs a float `out`."""
+    if out is not None and getattr(out, "dtype", np.dtype("f")).kind != "f":
+        if (a.dtype if hasattr(a, "dtype") else np.asarray(a).dtype).kind == "f":
+            raise TypeError(f"gpuprims.{op}: if a is inexact, then out must be inexact")
 
 
 def _with_initial(op, result, initial):
@@ -425,11 +458,57 @@ def _moments(op, a, axis, dtype, ddof, keepdims, device):
     count = math.prod(array.shape[axis] for axis in axes)
     result_dtype = _numpy_result_dtype(op, array.dtype, _dtype_argument(op, dtype))
     if array.size == 0 or not count - ddof > 0 or result_dtype.kind != "f":
+        kwargs = {} if op == "nanmean" else {"ddof": ddof}
         def by_numpy():
             host = array.get() if isinstance(array, DeviceArray) and array.size else on_host(array)
-            return like_input(_NUMPY[op](host, axis=axes, dtype=dtype, ddof=ddof, keepdims=keepdims), array)
+            return like_input(_NUMPY[op](host, axis=axes, dtype=dtype, keepdims=keepdims, **kwargs), array)
         return Plan.by_numpy(by_numpy)
-    return _reduction(op, array.dtype, array.ndim, axes, dtype, keepdims).plan(array, index, float(ddof))
+    reduction = _reduction(op, array.dtype, array.ndim, axes, dtype, keepdims)
+    plan = reduction.plan(array, index, float(ddof))
+    if reduction.skip_nan:
+        plan.finish = _empty_slice_warning(op, array, axes, ddof, plan.finish)
+    return plan
+
+
+def _any_nan(result):
+    """Whether the result holds a NaN (a device result: by its max, one element brought back)."""
+    if result.dtype.kind != "f" or not np.size(result):
+        return False
+    if isinstance(result, DeviceArray):
+        result = max(result).get()
+    return bool(np.isnan(result).any())
+
+
+def _empty_slice_warning(op, array, axes, ddof, finish):
+    """nanmean/nanvar/nanstd's finish step: `finish`, then NumPy's RuntimeWarning where a slice has
+    no more numbers than ddof (its result is NaN: only then are the numbers counted, on the host)."""
+    message = "Mean of empty slice" if op == "nanmean" else "Degrees of freedom <= 0 for slice."
+
+    def check(output):
+        result = output if finish is None else finish(output)
+        if _any_nan(result):
+            host = array.get() if isinstance(array, DeviceArray) else array
+            if np.any(np.count_nonzero(~np.isnan(host), axis=axes) - ddof <= 0):
+                warnings.warn(message, RuntimeWarning, stacklevel=4)
+        return result
+    return check
+
+
+def _all_nan_warning(result):
+    """nanmin/nanmax's result, with NumPy's RuntimeWarning where a slice of NaNs made it NaN."""
+    if _any_nan(result):
+        warnings.warn("All-NaN slice encountered", RuntimeWarning, stacklevel=3)
+    return result
+
+
+def _all_nan_error(result):
+    """nanargmin/nanargmax's result, or NumPy's ValueError where a slice of NaNs made an index -1."""
+    if not np.size(result):
+        return result
+    lowest = min(result).get() if isinstance(result, DeviceArray) else np.min(result)
+    if lowest < 0:
+        raise ValueError("All-NaN slice encountered")
+    return result
 
 
 def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, device=None):
@@ -610,3 +689,156 @@ def count_nonzero(a, axis=None, *, keepdims=False, device=None):
     if axis is None and not keepdims and plan.entry is not None and not isinstance(plan.source, DeviceArray):
         plan.finish = _COUNT_TYPE
     return plan.run()
+
+
+def nansum(a, axis=None, dtype=None, out=None, keepdims=False, *, device=None):
+    """Sum over the given axes with NaN counted as zero, as :func:`numpy.nansum`.
+
+    The kernels read a NaN as 0 as they sum (no copy of the data); a slice of NaNs (or an empty
+    one) sums to 0.  Integer and bool inputs hold no NaN: their sum is :func:`gpuprims.sum`'s.
+    The parameters (`out` included; not `initial`) and dtype rules are :func:`gpuprims.sum`'s; an
+    integer or bool dtype= for float input is NumPy's own computation.
+
+    Returns
+    -------
+    numpy.generic or numpy.ndarray or DeviceArray
+        As :func:`gpuprims.sum`.
+    """
+    return _result("nansum", a, axis, dtype, keepdims, device, out)
+
+
+def nanprod(a, axis=None, dtype=None, out=None, keepdims=False, *, device=None):
+    """Product over the given axes with NaN counted as one, as :func:`numpy.nanprod`.
+
+    A slice of NaNs has the product 1.  See :func:`gpuprims.nansum` for the parameters.
+
+    Returns
+    -------
+    numpy.generic or numpy.ndarray or DeviceArray
+    """
+    return _result("nanprod", a, axis, dtype, keepdims, device, out)
+
+
+def nanmin(a, axis=None, out=None, keepdims=False, *, device=None):
+    """Minimum over the given axes, ignoring NaNs, as :func:`numpy.nanmin`.
+
+    A slice of NaNs has the minimum NaN, with NumPy's RuntimeWarning ``All-NaN slice
+    encountered``.  Integer and bool inputs give :func:`gpuprims.min`'s result.  See
+    :func:`gpuprims.min` for the parameters.
+
+    Returns
+    -------
+    numpy.generic or numpy.ndarray or DeviceArray
+
+    Raises
+    ------
+    ValueError
+        For an empty selection, as NumPy.
+    """
+    return _all_nan_warning(_result("nanmin", a, axis, None, keepdims, device, out))
+
+
+def nanmax(a, axis=None, out=None, keepdims=False, *, device=None):
+    """Maximum over the given axes, ignoring NaNs, as :func:`numpy.nanmax`.
+
+    See :func:`gpuprims.nanmin` for the parameters, warnings and errors.
+
+    Returns
+    -------
+    numpy.generic or numpy.ndarray or DeviceArray
+    """
+    return _all_nan_warning(_result("nanmax", a, axis, None, keepdims, device, out))
+
+
+def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, *, device=None):
+    """Arithmetic mean over the given axes, ignoring NaNs, as :func:`numpy.nanmean`.
+
+    One pass over the data: the count and the mean of the numbers of each slice come from the
+    moments of :func:`gpuprims.var` (in double, whatever the input), so the result is at least as
+    accurate as NumPy's.  A slice of NaNs gives NaN with NumPy's RuntimeWarning ``Mean of empty
+    slice``.  Integer and bool inputs give :func:`gpuprims.mean`'s result.
+
+    Parameters
+    ----------
+    a : array_like
+        Input data.
+    axis : None or int or tuple of ints, optional
+        Axes to average over.
+    dtype : dtype, optional
+        The result dtype (by default the input's float dtype; an integer dtype= is NumPy's own
+        computation).
+    out : numpy.ndarray or DeviceArray, optional
+        Where to write the result, as in :func:`gpuprims.sum`.
+    keepdims : bool, optional
+        Keep the reduced axes as dimensions of size one.
+    device : {None, "cpu", "cuda", "cuda:N"}, optional
+        Where to compute, as in :func:`gpuprims.sum`.
+
+    Returns
+    -------
+    numpy.generic or numpy.ndarray or DeviceArray
+    """
+    array, _ = array_input(a, "nanmean", device)
+    _check_inexact_out("nanmean", array, out)
+    if array.dtype.kind != "f":
+        return mean(array, axis, dtype, out, keepdims, device=device)
+    return _deliver("nanmean", _moments("nanmean", array, axis, dtype, 0, keepdims, device), out)
+
+
+def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, device=None):
+    """Variance over the given axes, ignoring NaNs, as :func:`numpy.nanvar`.
+
+    :func:`gpuprims.var`'s one pass, with the NaNs left out of each slice's count and sums.  Where a
+    slice has no more numbers than `ddof` the result is NaN, with NumPy's RuntimeWarning ``Degrees
+    of freedom <= 0 for slice.``.  Integer and bool inputs give :func:`gpuprims.var`'s result.
+    See :func:`gpuprims.var` for the parameters.
+
+    Returns
+    -------
+    numpy.generic or numpy.ndarray or DeviceArray
+    """
+    _check_inexact_out("nanvar", a, out)
+    return _deliver("nanvar", _moments("nanvar", a, axis, dtype, ddof, keepdims, device), out)
+
+
+def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, device=None):
+    """Standard deviation over the given axes, ignoring NaNs, as :func:`numpy.nanstd`: the square
+    root of :func:`gpuprims.nanvar`, with its parameters and rules.
+
+    Returns
+    -------
+    numpy.generic or numpy.ndarray or DeviceArray
+    """
+    _check_inexact_out("nanstd", a, out)
+    return _deliver("nanstd", _moments("nanstd", a, axis, dtype, ddof, keepdims, device), out)
+
+
+def nanargmin(a, axis=None, out=None, *, keepdims=False, device=None):
+    """Index of the minimum along an axis, ignoring NaNs, as :func:`numpy.nanargmin`.
+
+    As NumPy, a NaN reads as +inf: it never wins over a number, but where the minimum is +inf the
+    first of the +inf and NaN elements wins.  Integer and bool inputs give :func:`gpuprims.argmin`'s
+    result.  See :func:`gpuprims.argmin` for the parameters.
+
+    Returns
+    -------
+    numpy.intp or numpy.ndarray or DeviceArray
+
+    Raises
+    ------
+    ValueError
+        For a slice of NaNs (``All-NaN slice encountered``) and an empty one, as NumPy.
+    """
+    return _all_nan_error(_result("nanargmin", a, axis, None, keepdims, device, out, plan_of=_arg_reduce))
+
+
+def nanargmax(a, axis=None, out=None, *, keepdims=False, device=None):
+    """Index of the maximum along an axis, ignoring NaNs (read as -inf), as :func:`numpy.nanargmax`.
+
+    See :func:`gpuprims.nanargmin` for the parameters, result and errors.
+
+    Returns
+    -------
+    numpy.intp or numpy.ndarray or DeviceArray
+    """
+    return _all_nan_error(_result("nanargmax", a, axis, None, keepdims, device, out, plan_of=_arg_reduce))

@@ -10,7 +10,7 @@ import pytest
 import gpuprims
 
 FLOATS = ["float16", "float32", "float64"]
-REDUCTIONS = ["sum", "prod", "mean"]
+REDUCTIONS = ["sum", "prod", "mean", "nansum", "nanprod"]
 SCANS = ["cumsum", "cumprod", "nancumsum", "nancumprod"]
 
 

@@ -20,8 +20,9 @@ typedef enum { GP_REDUCE, GP_SCAN, GP_CORRELATE, GP_COPY, GP_CONVERT, GP_NUM_PRI
 /* The reductions.  argmin/argmax give the int64 index along n of the first minimum (maximum), or of
  * the first NaN (NaN wins); any/all give bool (x != 0, so NaN counts as true and -0.0 as false);
  * count_nonzero gives int64.  var gives the sum of squared deviations from the mean divided by
- * n - ddof (NaN where that is not positive), std its square root: computed in double whatever the
- * input, written as the float out_dtype. */
+ * n - ddof (NaN where that is not positive), std its square root, mean the mean (NaN for no
+ * elements; nanmean): computed in double from the same moments whatever the input, written as the
+ * float out_dtype. */
 typedef enum {
     GP_SUM,
     GP_PROD,
@@ -34,16 +35,22 @@ typedef enum {
     GP_COUNT_NONZERO,
     GP_VAR,
     GP_STD,
+    GP_MEAN,
     GP_NUM_OPS
 } gp_op;
 
 /* Reduce along n: outer * inner results of out_dtype.  Supported pairs: gp_reduce_supported().
- * ddof: var and std's delta degrees of freedom (ignored by the other reductions). */
+ * ddof: var and std's delta degrees of freedom (ignored by the other reductions).
+ * skip_nan (float inputs; ignored for others): NaN elements are left out (nansum, nanmin, ...):
+ * sum and prod read them as the identity (a slice of NaNs sums to 0); min and max give NaN only for
+ * a slice of NaNs; argmin/argmax never pick a NaN and give -1 for a slice of NaNs; var, std and mean
+ * count only the other elements. */
 typedef struct {
     gp_op op;
     gp_dtype in_dtype, out_dtype;
     int64_t outer, n, inner;
     double ddof;
+    int skip_nan;
 } gp_reduce_args;
 
 /* Inclusive (or exclusive) scan along n with `op` (cumsum, cumprod, numpy.minimum/maximum.accumulate);
@@ -117,7 +124,7 @@ static inline int gp_reduce_supported(gp_op op, gp_dtype in, gp_dtype out)
     if (op == GP_MIN || op == GP_MAX) return in == out;
     if (op == GP_ARGMIN || op == GP_ARGMAX || op == GP_COUNT_NONZERO) return out == GP_INT64;
     if (op == GP_ANY || op == GP_ALL) return out == GP_BOOL;
-    if (op == GP_VAR || op == GP_STD) return gp_dtype_is_float(out);
+    if (op == GP_VAR || op == GP_STD || op == GP_MEAN) return gp_dtype_is_float(out);
     return (op == GP_SUM || op == GP_PROD) && gp_accumulate_supported(in, out);
 }
 

@@ -21,7 +21,7 @@
  *   GP_ACC_F32   sums and products of float16/float32 with a float32 or float16 result: as GP_ACC_F64,
  *                except that along columns blocks of 8 rows are combined in float32 first; scans in
  *                float32 lanes (NumPy's precision), the pieces' totals and offsets in double;
- *   GP_ACC_MOMENTS var and std: count, mean and sum of squared deviations (M2) in double. */
+ *   GP_ACC_MOMENTS var, std and mean: count, mean and sum of squared deviations (M2) in double. */
 typedef enum { GP_ACC_SAME, GP_ACC_WORD, GP_ACC_F64, GP_ACC_F32, GP_ACC_MOMENTS, GP_NUM_ACCS } gp_acc_kind;
 
 /* A reduction's or scan's partial result: f for the float kinds, u for GP_ACC_WORD and for the
@@ -48,18 +48,21 @@ typedef void (*gp_reduce_run_fn)(const void *in, int64_t count, gp_partial *part
  * accumulator row acc (width slots of the kind's type: the input's type, uint64_t or double);
  * with `first`, acc is set first (the identity, or for min/max the first row).  GP_ACC_MOMENTS
  * takes every row in one call (first set) and 3 * width doubles: each column's shift (its first
- * row), then the sums of the deviations from it, then of their squares. */
+ * row), then the sums of the deviations from it, then of their squares; the NaN-skipping loops a
+ * fourth row, each column's count of numbers. */
 typedef void (*gp_reduce_columns_fn)(const void *in, int64_t rows, int64_t stride, int64_t width, void *acc,
                                      int first);
 
 /* What a find loop looks for: an element equal in value to *value (-0.0 equals 0.0), a NaN, a
- * nonzero element (x != 0: NaN is nonzero, -0.0 is not) or a zero one. */
-typedef enum { GP_FIND_EQUAL, GP_FIND_NAN, GP_FIND_NONZERO, GP_FIND_ZERO, GP_NUM_FINDS } gp_find_mode;
+ * nonzero element (x != 0: NaN is nonzero, -0.0 is not), a zero one, or one equal to *value or a
+ * NaN (nanargmin's +inf, which NumPy ties with NaN). */
+typedef enum { GP_FIND_EQUAL, GP_FIND_NAN, GP_FIND_NONZERO, GP_FIND_ZERO, GP_FIND_EQUAL_OR_NAN, GP_NUM_FINDS } gp_find_mode;
 /* The index of the first of count contiguous elements that matches, or -1. */
 typedef int64_t (*gp_find_fn)(const void *in, int64_t count, const void *value, gp_find_mode mode);
 /* argmin (argmax) along columns: each of `width` columns' first minimum (maximum) or first NaN over
  * `rows` rows `stride` elements apart: its value to values[j] (the input's type) and its row to
- * index[j]. */
+ * index[j].  The NaN-skipping loops read a NaN as +inf (argmin) or -inf (argmax), as NumPy's
+ * nanargmin/nanargmax, and give -1 for a column of NaNs. */
 typedef void (*gp_arg_columns_fn)(const void *in, int64_t rows, int64_t stride, int64_t width, void *values,
                                   int64_t *index);
 
@@ -91,10 +94,11 @@ typedef void (*gp_transpose_fn)(const void *in, void *out, int64_t extent_p, int
 
 typedef struct {
     const char *name; /* "baseline", "avx2", "avx512" */
-    gp_reduce_run_fn reduce_run[GP_NUM_OPS][GP_NUM_ACCS][GP_NUM_DTYPES];
-    gp_reduce_columns_fn reduce_columns[GP_NUM_OPS][GP_NUM_ACCS][GP_NUM_DTYPES];
+    /* reductions by operator, NaN rule (1: NaN elements left out; float inputs) and accumulator kind */
+    gp_reduce_run_fn reduce_run[GP_NUM_OPS][2][GP_NUM_ACCS][GP_NUM_DTYPES];
+    gp_reduce_columns_fn reduce_columns[GP_NUM_OPS][2][GP_NUM_ACCS][GP_NUM_DTYPES];
     gp_find_fn find[GP_NUM_DTYPES];
-    gp_arg_columns_fn arg_columns[2][GP_NUM_DTYPES]; /* [0] argmin, [1] argmax */
+    gp_arg_columns_fn arg_columns[2][2][GP_NUM_DTYPES]; /* [NaN rule][0] argmin, [1] argmax */
     /* scans by operator, NaN rule (1: NaN read as the identity) and accumulator kind */
     gp_scan_total_fn scan_total[GP_NUM_OPS][2][GP_NUM_ACCS][GP_NUM_DTYPES];
     gp_scan_run_fn scan_run[GP_NUM_OPS][2][GP_NUM_ACCS][GP_NUM_DTYPES];
@@ -165,7 +169,7 @@ static inline gp_acc_kind gp_reduce_acc(gp_op op, gp_dtype in, gp_dtype out)
 {
     if (op == GP_MIN || op == GP_MAX || op == GP_ARGMIN || op == GP_ARGMAX) return GP_ACC_SAME;
     if (op == GP_ANY || op == GP_ALL || op == GP_COUNT_NONZERO) return GP_ACC_WORD;
-    if (op == GP_VAR || op == GP_STD) return GP_ACC_MOMENTS;
+    if (op == GP_VAR || op == GP_STD || op == GP_MEAN) return GP_ACC_MOMENTS;
     if (op == GP_SUM || op == GP_PROD) return gp_scan_acc(in, out);
     return gp_dtype_is_float(out) ? GP_ACC_F64 : GP_ACC_WORD;
 }

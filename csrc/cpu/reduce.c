@@ -12,8 +12,12 @@
  * find the first index of the best in the first piece that holds it; along columns their own loop
  * keeps each column's best and its row.  any, all and count_nonzero count 64-bit words: 0/1 per
  * piece or'ed (any) or and'ed (all), counts added; along columns they count, and any and all are
- * the counts compared with 0 and n.  var and std reduce pieces to (count, mean, M2), combined in
- * piece order by Chan, Golub and LeVeque's formula; along columns to shifted sums. */
+ * the counts compared with 0 and n.  var, std and mean reduce pieces to (count, mean, M2), combined
+ * in piece order by Chan, Golub and LeVeque's formula; along columns to shifted sums.
+ *
+ * skip_nan (float inputs) picks the NaN-skipping loops: a piece of NaNs is a NaN partial for
+ * min/max, which the combination passes by unless every piece is one; argmin/argmax then give -1;
+ * the moments' loops count only numbers (a count of 0 gives NaN). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +38,7 @@ typedef struct {
     gp_find_fn find;                /* argmin/argmax: the first index of the best value */
     gp_arg_columns_fn arg_columns;  /* argmin/argmax along columns, else NULL */
     int arg;                        /* argmin/argmax: rows store the index of their result */
+    int skip_nan;                   /* NaN elements left out (float inputs) */
     int64_t in_size, out_size;
     int64_t pieces;        /* pieces per row (inner == 1) */
     gp_partial *partials;  /* outer * pieces partials, when rows have several pieces and threads share them */
@@ -92,9 +97,10 @@ static double rounded_to(gp_dtype t, double x)
 
 /* var/std's result from the moments (NaN where count - ddof is not positive); std is the square
  * root of the variance rounded to the result dtype, as NumPy's (whose float16 variance may
- * overflow to inf). */
-static double moments_result(const gp_reduce_args *d, double count, double m2)
+ * overflow to inf); mean's the mean (NaN for a count of 0). */
+static double moments_result(const gp_reduce_args *d, double count, double mean, double m2)
 {
+    if (d->op == GP_MEAN) return count > 0.0 ? mean : NAN;
     const double dof = count - d->ddof, var = dof > 0.0 ? m2 / dof : NAN;
     return d->op == GP_STD ? sqrt(rounded_to(d->out_dtype, var)) : var;
 }
@@ -122,11 +128,12 @@ static void combiner_push(const reduce_job *job, combiner *c, const gp_partial *
 {
     switch (job->acc) {
     case GP_ACC_SAME:
-        if (c->total.nan) return;
+        if (c->total.nan && !job->skip_nan) return; /* NaN wins */
         if (p->nan) {
-            c->total = *p;
+            if (!job->skip_nan || c->buffered == 0) c->total = *p; /* skip_nan: NaNs only so far */
             return;
         }
+        c->total.nan = 0;
         if (c->buffered == MINMAX_BUFFER) fold_buffer(job, c);
         memcpy((char *)c->buffer + c->buffered++ * job->in_size, &p->u, (size_t)job->in_size);
         return;
@@ -180,12 +187,39 @@ static int piece_holds(const reduce_job *job, const gp_partial *piece, const gp_
     return !piece->nan && job->find(&piece->u, 1, &best->u, GP_FIND_EQUAL) == 0;
 }
 
+/* nanargmin/nanargmax: whether the best number is the key NumPy gives NaN (+inf, -inf for argmax). */
+static int nan_key(const reduce_job *job, const gp_partial *best)
+{
+    double value;
+    if (job->desc->in_dtype == GP_FLOAT16) {
+        float f;
+        gp_cpu_half_to_float((const gp_half *)&best->u, 1, &f);
+        value = f;
+    } else if (job->desc->in_dtype == GP_FLOAT32) {
+        float f;
+        memcpy(&f, &best->u, sizeof f);
+        value = f;
+    } else {
+        memcpy(&value, &best->u, sizeof value);
+    }
+    return isinf(value) && (value > 0) == (job->desc->op == GP_ARGMIN);
+}
+
 /* argmin/argmax: the index in row `row` of the first element equal to its best value (or of its
  * first NaN), searched in the first piece that holds it (pieces: the row's piece results, NULL for
- * a row of one piece). */
+ * a row of one piece).  nanargmin/nanargmax: -1 for a row of NaNs. */
 static int64_t first_index(const reduce_job *job, int64_t row, const gp_partial *best, const gp_partial *pieces)
 {
     int64_t piece = 0, count;
+    if (job->skip_nan) {
+        if (best->nan) return -1; /* a row of NaNs */
+        if (nan_key(job, best)) /* +inf (-inf) ties with NaN, as NumPy reads NaN: the first of either */
+            for (;; ++piece) {
+                const char *at = piece_start(job, row, piece, &count);
+                const int64_t found = job->find(at, count, &best->u, GP_FIND_EQUAL_OR_NAN);
+                if (found >= 0) return piece * GP_CPU_PIECE + found;
+            }
+    }
     if (pieces != NULL)
         while (piece + 1 < job->pieces && !piece_holds(job, &pieces[piece], best)) ++piece;
     const char *at = piece_start(job, row, piece, &count);
@@ -197,7 +231,7 @@ static void store_result(const reduce_job *job, int64_t index, const gp_partial 
 {
     char *dst = job->out + index * job->out_size;
     if (job->acc == GP_ACC_MOMENTS) {
-        const double result = moments_result(job->desc, (double)p->u, p->m2);
+        const double result = moments_result(job->desc, (double)p->u, p->f, p->m2);
         gp_cpu_store_doubles(job->desc->out_dtype, &result, 1, dst);
     } else if (job->acc == GP_ACC_F64 || job->acc == GP_ACC_F32) {
         gp_cpu_store_doubles(job->desc->out_dtype, &p->f, 1, dst);
@@ -297,7 +331,7 @@ static void reduce_tile(const reduce_job *job, int64_t task)
     const gp_reduce_args *d = job->desc;
     const int64_t outer = task / job->tiles, first = task % job->tiles * job->tile;
     const int64_t width = d->inner - first < job->tile ? d->inner - first : job->tile;
-    uint64_t acc[3 * MAX_TILE]; /* the kind's accumulators: the input's type, uint64_t or double (3 for var/std) */
+    uint64_t acc[4 * MAX_TILE]; /* the kind's accumulators: the input's type, uint64_t or double (4 for the moments) */
     const char *src = job->in + (outer * d->n * d->inner + first) * job->in_size;
     char *dst = job->out + (outer * d->inner + first) * job->out_size;
     if (job->arg) {
@@ -308,11 +342,12 @@ static void reduce_tile(const reduce_job *job, int64_t task)
     }
     job->columns(src, d->n, d->inner, width, acc, 1);
     if (job->acc == GP_ACC_MOMENTS) {
-        const double *s1 = (const double *)acc + width, *s2 = s1 + width, count = (double)d->n;
+        const double *shift = (const double *)acc, *s1 = shift + width, *s2 = s1 + width, *counted = s2 + width;
         double results[MAX_TILE];
         for (int64_t j = 0; j < width; ++j) {
+            const double count = job->skip_nan ? counted[j] : (double)d->n;
             const double m2 = s2[j] - s1[j] * (s1[j] / count);
-            results[j] = moments_result(d, count, m2 < 0.0 ? 0.0 : m2);
+            results[j] = moments_result(d, count, shift[j] + s1[j] / count, m2 < 0.0 ? 0.0 : m2);
         }
         gp_cpu_store_doubles(d->out_dtype, results, width, dst);
     } else if (job->acc == GP_ACC_F64 || job->acc == GP_ACC_F32)
@@ -355,12 +390,13 @@ int gp_cpu_reduce(const gp_call *call, gp_error *err)
     const gp_cpu_kernels *kernels = gp_cpu_kernels_get();
     reduce_job job = {.desc = d, .in = call->in, .out = call->out};
     job.acc = gp_reduce_acc(d->op, d->in_dtype, d->out_dtype);
-    job.run = kernels->reduce_run[d->op][job.acc][d->in_dtype];
-    job.columns = kernels->reduce_columns[d->op][job.acc][d->in_dtype];
+    job.skip_nan = d->skip_nan && gp_dtype_is_float(d->in_dtype); /* as the CUDA backend: no NaN in integers */
+    job.run = kernels->reduce_run[d->op][job.skip_nan][job.acc][d->in_dtype];
+    job.columns = kernels->reduce_columns[d->op][job.skip_nan][job.acc][d->in_dtype];
     job.arg = d->op == GP_ARGMIN || d->op == GP_ARGMAX;
     if (job.arg) {
         job.find = kernels->find[d->in_dtype];
-        job.arg_columns = kernels->arg_columns[d->op == GP_ARGMAX][d->in_dtype];
+        job.arg_columns = kernels->arg_columns[job.skip_nan][d->op == GP_ARGMAX][d->in_dtype];
     }
     job.in_size = gp_dtype_size(d->in_dtype);
     job.out_size = gp_dtype_size(d->out_dtype);

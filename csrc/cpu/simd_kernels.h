@@ -331,19 +331,44 @@ GP_DTYPES(GP_LOADS)
 GP_DTYPES(GP_ORDER)
 #undef GP_ORDER
 
+/* min/max's selection of v's keys over acc where `better` (v's keys compare better); NaN lanes
+ * noted in *nan, or with skip_nan never selected (float16's keys order NaNs beyond the
+ * infinities; other NaNs compare false, so `better` is already false for them). */
+#define GP_MINMAX_SELECT(NAME, numpy_name, kind, size, host_type, device_type)                    \
+    GP_INLINE ord_##NAME minmax_select_##NAME(gp_vec_##NAME v, ord_##NAME acc, gp_mvec_##NAME *nan, \
+                                              gp_mvec_##NAME better, const int skip_nan)           \
+    {                                                                                              \
+        if (!skip_nan) *nan |= nan_mask_##NAME(v);                                                 \
+        else if (GP_IS_HALF(kind, size)) better &= ~nan_mask_##NAME(v);                            \
+        return GP_SELECT(gp_mvec_##NAME, better, to_order_##NAME(v), acc);                         \
+    }
+GP_DTYPES(GP_MINMAX_SELECT)
+#undef GP_MINMAX_SELECT
+
 /* The min (BETTER = GP_LESS) or max (GP_GREATER) of count contiguous elements: four logical
  * accumulators (4 * GP_PARTS native ones), the tail padded with the first element, then the
  * accumulators folded into the first and its lanes in order.  The selections pass NaNs by; flags of
  * NaN lanes are kept beside them, and when one is set the piece's first NaN is the result.  float32
  * and float64 go through gp_min_f32 ... (the same selections, an instruction each where the
  * instruction set has one). */
-#define GP_MINMAX_RUN(NAME, kind, size, OP, BETTER)                                                \
-    static void minmax_run_##OP##_##NAME(const void *in, int64_t count, gp_partial *partial)       \
+#define GP_MINMAX_RUN(NAME, kind, size, OP, BETTER, OPNAME, SKIP_NAN)                              \
+    static void minmax_run_##OPNAME##_##NAME(const void *in, int64_t count, gp_partial *partial)   \
     {                                                                                              \
         enum { L = GP_NATIVE_BYTES / size, N = 4 * GP_PARTS, STEP = N * L };                       \
         enum { F32 = kind == 'f' && size == 4, F64 = kind == 'f' && size == 8 };                   \
         const gp_lane_##NAME *x = in;                                                              \
-        const ord_##NAME first = to_order_##NAME(GP_SPLAT(gp_vec_##NAME, x[0]));                   \
+        int64_t start = 0; /* SKIP_NAN: the first number, the accumulators' start and the tail's fill */ \
+        if (SKIP_NAN) {                                                                            \
+            while (start < count && is_nan_##NAME(x[start])) ++start;                              \
+            if (start == count) { /* NaNs only: the piece's result is its first NaN */             \
+                partial->u = 0;                                                                    \
+                memcpy(&partial->u, x, size);                                                      \
+                partial->nan = 1;                                                                  \
+                return;                                                                            \
+            }                                                                                      \
+        }                                                                                          \
+        const gp_lane_##NAME fill = x[start];                                                      \
+        const ord_##NAME first = to_order_##NAME(GP_SPLAT(gp_vec_##NAME, fill));                   \
         ord_##NAME acc[N];                                                                         \
         gp_nans32 nans32[N];                                                                       \
         gp_nans64 nans64[N];                                                                       \
@@ -361,10 +386,10 @@ GP_DTYPES(GP_ORDER)
                 const gp_vec_##NAME v = GP_LOAD(gp_vec_##NAME, x + k + i * L);                      \
                 if (F32) {                                                                         \
                     acc[i] = (ord_##NAME)gp_##OP##_f32((gp_f32v)v, (gp_f32v)acc[i]);               \
-                    nans32[i] = gp_nans_f32(nans32[i], (gp_f32v)v);                                \
+                    if (!SKIP_NAN) nans32[i] = gp_nans_f32(nans32[i], (gp_f32v)v);                 \
                 } else if (F64) {                                                                  \
                     acc[i] = (ord_##NAME)gp_##OP##_f64((gp_f64v)v, (gp_f64v)acc[i]);               \
-                    nans64[i] = gp_nans_f64(nans64[i], (gp_f64v)v);                                \
+                    if (!SKIP_NAN) nans64[i] = gp_nans_f64(nans64[i], (gp_f64v)v);                 \
                 } else if (kind == 'i' && size == 4) {                                             \
                     acc[i] = (ord_##NAME)gp_##OP##_i32((gp_i32v)v, (gp_i32v)acc[i]);               \
                 } else if (kind == 'u' && size == 4) {                                             \
@@ -374,9 +399,7 @@ GP_DTYPES(GP_ORDER)
                 } else if (kind == 'u' && size == 8) {                                             \
                     acc[i] = (ord_##NAME)gp_##OP##_u64((gp_u64v)v, (gp_u64v)acc[i]);               \
                 } else {                                                                           \
-                    const ord_##NAME o = to_order_##NAME(v);                                       \
-                    nan |= nan_mask_##NAME(v);                                                     \
-                    acc[i] = GP_SELECT(gp_mvec_##NAME, BETTER(o, acc[i]), o, acc[i]);              \
+                    acc[i] = minmax_select_##NAME(v, acc[i], &nan, BETTER(to_order_##NAME(v), acc[i]), SKIP_NAN); \
                 }                                                                                  \
             }                                                                                      \
         for (; k < count; k += GP_PARTS * L) /* logical vectors into the first accumulator */      \
@@ -384,12 +407,10 @@ GP_DTYPES(GP_ORDER)
             for (int p = 0; p < GP_PARTS; ++p) {                                                   \
                 const int64_t at = k + p * L;                                                      \
                 if (at >= count) continue;                                                         \
-                const gp_vec_##NAME v = load_vec_part_##NAME(x + at, count - at, x[0]);            \
-                const ord_##NAME o = to_order_##NAME(v);                                           \
-                nan |= nan_mask_##NAME(v);                                                         \
-                acc[p] = GP_SELECT(gp_mvec_##NAME, BETTER(o, acc[p]), o, acc[p]);                  \
+                const gp_vec_##NAME v = load_vec_part_##NAME(x + at, count - at, fill);            \
+                acc[p] = minmax_select_##NAME(v, acc[p], &nan, BETTER(to_order_##NAME(v), acc[p]), SKIP_NAN); \
             }                                                                                      \
-        int any_nan = any_lane_set(&nan);                                                          \
+        int any_nan = !SKIP_NAN && any_lane_set(&nan);                                             \
         GP_UNROLL(16)                                                                              \
         for (int i = 0; i < N; ++i)                                                                \
             any_nan |= (F32 && gp_any_nans32(nans32[i])) || (F64 && gp_any_nans64(nans64[i]));     \
@@ -440,10 +461,20 @@ GP_DTYPES(GP_ORDER)
 
 /* ---- float sums and products ---------------------------------------------------------------------- */
 
+/* skip_nan's lanes (a constant in every loop): NaN read as `identity`. */
+GP_INLINE gp_f64v skip_nan_f64(gp_f64v v, const int skip_nan, double identity)
+{
+    return skip_nan ? GP_SELECT(gp_i64v, v != v, GP_SPLAT(gp_f64v, identity), v) : v;
+}
+GP_INLINE gp_f32v skip_nan_f32(gp_f32v v, const int skip_nan, float identity)
+{
+    return skip_nan ? GP_SELECT(gp_i32v, v != v, GP_SPLAT(gp_f32v, identity), v) : v;
+}
+
 /* One block of a sum in double lanes: up to 256 elements, four logical accumulators of 8 lanes
  * adding 8 elements each, folded as (a0 + a1) + (a2 + a3) into the logical vector out. */
 #define GP_F64_RUN(NAME, kind, size)                                                               \
-    GP_INLINE void f64_sum_block_##NAME(const gp_lane_##NAME *x, int64_t n, gp_f64v *out)          \
+    GP_INLINE void f64_sum_block_##NAME(const gp_lane_##NAME *x, int64_t n, gp_f64v *out, const int skip_nan) \
     {                                                                                              \
         enum { N = 4 * GP_PARTS };                                                                 \
         gp_f64v a[N];                                                                              \
@@ -454,13 +485,13 @@ GP_DTYPES(GP_ORDER)
             GP_UNROLL(16)                                                                          \
             for (int i = 0; i < N; ++i) {                                                          \
                 const int64_t at = 32 * s + i * GP_NL64;                                           \
-                if (at < n) a[i] += load_f64_part_##NAME(x + at, n - at, zero_lane_##NAME());      \
+                if (at < n) a[i] += skip_nan_f64(load_f64_part_##NAME(x + at, n - at, zero_lane_##NAME()), skip_nan, -0.0); \
             }                                                                                      \
         GP_UNROLL(16)                                                                              \
         for (int p = 0; p < GP_PARTS; ++p)                                                         \
             out[p] = (a[p] + a[GP_PARTS + p]) + (a[2 * GP_PARTS + p] + a[3 * GP_PARTS + p]);       \
     }                                                                                              \
-    static void f64_run_sum_##NAME(const void *in, int64_t count, gp_partial *partial)            \
+    GP_INLINE void f64_sum_##NAME(const void *in, int64_t count, gp_partial *partial, const int skip_nan) \
     {                                                                                              \
         const gp_lane_##NAME *x = in;                                                              \
         cascade c;                                                                                 \
@@ -468,16 +499,16 @@ GP_DTYPES(GP_ORDER)
         gp_f64v block[GP_PARTS];                                                                   \
         int64_t k = 0;                                                                             \
         for (; k + 256 <= count; k += 256) {                                                       \
-            f64_sum_block_##NAME(x + k, 256, block);                                               \
+            f64_sum_block_##NAME(x + k, 256, block, skip_nan);                                     \
             cascade_push(&c, block);                                                               \
         }                                                                                          \
         if (k < count) {                                                                           \
-            f64_sum_block_##NAME(x + k, count - k, block);                                         \
+            f64_sum_block_##NAME(x + k, count - k, block, skip_nan);                               \
             cascade_push(&c, block);                                                               \
         }                                                                                          \
         partial->f = cascade_sum(&c);                                                              \
     }                                                                                              \
-    static void f64_run_prod_##NAME(const void *in, int64_t count, gp_partial *partial)           \
+    GP_INLINE void f64_prod_##NAME(const void *in, int64_t count, gp_partial *partial, const int skip_nan) \
     {                                                                                              \
         enum { N = 4 * GP_PARTS };                                                                 \
         const gp_lane_##NAME *x = in;                                                              \
@@ -487,61 +518,99 @@ GP_DTYPES(GP_ORDER)
         int64_t k = 0;                                                                             \
         for (; k + 32 <= count; k += 32)                                                           \
             GP_UNROLL(16)                                                                          \
-            for (int i = 0; i < N; ++i) acc[i] *= load_f64_##NAME(x + k + i * GP_NL64);            \
+            for (int i = 0; i < N; ++i) acc[i] *= skip_nan_f64(load_f64_##NAME(x + k + i * GP_NL64), skip_nan, 1.0); \
         for (; k < count; k += 8)                                                                  \
             GP_UNROLL(16)                                                                          \
             for (int p = 0; p < GP_PARTS; ++p) {                                                   \
                 const int64_t at = k + p * GP_NL64;                                                \
-                acc[p] *= load_f64_part_##NAME(x + at, count - at, one_lane_##NAME());             \
+                acc[p] *= skip_nan_f64(load_f64_part_##NAME(x + at, count - at, one_lane_##NAME()), skip_nan, 1.0); \
             }                                                                                      \
         gp_f64v total[GP_PARTS];                                                                   \
         GP_UNROLL(16)                                                                              \
         for (int p = 0; p < GP_PARTS; ++p)                                                         \
             total[p] = (acc[p] * acc[GP_PARTS + p]) * (acc[2 * GP_PARTS + p] * acc[3 * GP_PARTS + p]); \
         partial->f = lf64_product(total);                                                          \
-    }
+    }                                                                                              \
+    static void f64_run_sum_##NAME(const void *in, int64_t count, gp_partial *partial) { f64_sum_##NAME(in, count, partial, 0); } \
+    static void f64_run_nansum_##NAME(const void *in, int64_t count, gp_partial *partial) { f64_sum_##NAME(in, count, partial, 1); } \
+    static void f64_run_prod_##NAME(const void *in, int64_t count, gp_partial *partial) { f64_prod_##NAME(in, count, partial, 0); } \
+    static void f64_run_nanprod_##NAME(const void *in, int64_t count, gp_partial *partial) { f64_prod_##NAME(in, count, partial, 1); }
 
 /* var/std's moments of a piece (GP_ACC_MOMENTS): sums of the deviations from its first element and
- * of their squares in double lanes (two logical accumulators each; the tail padded with the first
- * element, whose deviation is 0), then the mean and M2 from them.  Shifting by an element keeps the
- * sums from cancelling when the mean is far from 0. */
+ * of their squares in double lanes (two logical accumulators each; the tail, in logical vectors
+ * so that every instruction set adds the same lanes, padded with the first element, whose
+ * deviation is 0), then the mean and M2 from them.  Shifting by an element keeps the
+ * sums from cancelling when the mean is far from 0.  With skip_nan (nanvar, nanstd, nanmean) the
+ * shift is the first number, NaN lanes add 0 and the numbers are counted (a piece of NaNs: count 0). */
 #define GP_MOMENTS_RUN(NAME, kind, size)                                                           \
-    static void moments_run_##NAME(const void *in, int64_t count, gp_partial *partial)             \
+    GP_INLINE void moments_##NAME(const void *in, int64_t count, gp_partial *partial, const int skip_nan) \
     {                                                                                              \
         enum { N = 2 * GP_PARTS };                                                                 \
         const gp_lane_##NAME *x = in;                                                              \
-        const double first = load_f64_part_##NAME(x, 1, x[0])[0];                                  \
-        const gp_f64v shift = GP_SPLAT(gp_f64v, first);                                            \
+        int64_t start = 0, numbers = count;                                                        \
+        if (skip_nan) {                                                                            \
+            while (start < count && is_nan_##NAME(x[start])) ++start;                              \
+            if (start == count) {                                                                  \
+                *partial = (gp_partial){.f = 0.0, .u = 0, .m2 = 0.0};                              \
+                return;                                                                            \
+            }                                                                                      \
+            numbers = 0;                                                                           \
+        }                                                                                          \
+        const gp_lane_##NAME fill = x[start];                                                      \
+        const double first = load_f64_part_##NAME(&fill, 1, fill)[0];                              \
+        const gp_f64v shift = GP_SPLAT(gp_f64v, first), zero = GP_SPLAT(gp_f64v, 0.0);              \
         gp_f64v s1[N], s2[N];                                                                      \
+        gp_i64v counted[N];                                                                        \
         GP_UNROLL(16)                                                                              \
-        for (int i = 0; i < N; ++i) s1[i] = s2[i] = GP_SPLAT(gp_f64v, 0.0);                        \
+        for (int i = 0; i < N; ++i) {                                                              \
+            s1[i] = s2[i] = zero;                                                                  \
+            counted[i] = (gp_i64v){0};                                                             \
+        }                                                                                          \
         int64_t k = 0;                                                                             \
         for (; k + N * GP_NL64 <= count; k += N * GP_NL64)                                         \
             GP_UNROLL(16)                                                                          \
             for (int i = 0; i < N; ++i) {                                                          \
-                const gp_f64v d = load_f64_##NAME(x + k + i * GP_NL64) - shift;                    \
+                const gp_f64v v = load_f64_##NAME(x + k + i * GP_NL64);                            \
+                gp_f64v d = v - shift;                                                             \
+                if (skip_nan) {                                                                    \
+                    d = GP_SELECT(gp_i64v, v == v, d, zero);                                       \
+                    counted[i] -= (gp_i64v)(v == v);                                               \
+                }                                                                                  \
                 s1[i] += d;                                                                        \
                 s2[i] += d * d;                                                                    \
             }                                                                                      \
-        for (; k < count; k += GP_NL64) {                                                          \
-            const gp_f64v d = load_f64_part_##NAME(x + k, count - k, x[0]) - shift;                \
-            s1[0] += d;                                                                            \
-            s2[0] += d * d;                                                                        \
+        if (skip_nan) {                                                                            \
+            GP_UNROLL(16)                                                                          \
+            for (int i = 1; i < N; ++i) counted[0] += counted[i];                                  \
+            for (int j = 0; j < GP_NL64; ++j) numbers += counted[0][j];                            \
+            for (int64_t i = k; i < count; ++i) numbers += !is_nan_##NAME(x[i]);                   \
         }                                                                                          \
+        for (; k < count; k += 8) /* logical vectors into the first logical accumulators */         \
+            GP_UNROLL(16)                                                                          \
+            for (int p = 0; p < GP_PARTS; ++p) {                                                   \
+                const int64_t at = k + p * GP_NL64;                                                \
+                const gp_f64v d = skip_nan_f64(load_f64_part_##NAME(x + at, count - at, fill), skip_nan, first) - shift; \
+                s1[p] += d;                                                                        \
+                s2[p] += d * d;                                                                    \
+            }                                                                                      \
         GP_UNROLL(16)                                                                              \
         for (int p = 0; p < GP_PARTS; ++p) {                                                       \
             s1[p] += s1[GP_PARTS + p];                                                             \
             s2[p] += s2[GP_PARTS + p];                                                             \
         }                                                                                          \
-        const double sum1 = lf64_sum(s1), sum2 = lf64_sum(s2), m2 = sum2 - sum1 * (sum1 / (double)count); \
-        partial->u = (uint64_t)count;                                                              \
-        partial->f = first + sum1 / (double)count;                                                 \
+        const double sum1 = lf64_sum(s1), sum2 = lf64_sum(s2), m2 = sum2 - sum1 * (sum1 / (double)numbers); \
+        partial->u = (uint64_t)numbers;                                                            \
+        partial->f = first + sum1 / (double)numbers;                                               \
         partial->m2 = m2 < 0.0 ? 0.0 : m2; /* rounding can go below 0; a NaN stays */              \
-    }
+    }                                                                                              \
+    static void moments_run_##NAME(const void *in, int64_t count, gp_partial *partial) { moments_##NAME(in, count, partial, 0); } \
+    static void nanmoments_run_##NAME(const void *in, int64_t count, gp_partial *partial) { moments_##NAME(in, count, partial, 1); }
 
 #define GP_REDUCE_KERNELS(NAME, numpy_name, kind, size, host_type, device_type)                   \
-    GP_MINMAX_RUN(NAME, kind, size, min, GP_LESS)                                                  \
-    GP_MINMAX_RUN(NAME, kind, size, max, GP_GREATER)                                               \
+    GP_MINMAX_RUN(NAME, kind, size, min, GP_LESS, min, 0)                                          \
+    GP_MINMAX_RUN(NAME, kind, size, max, GP_GREATER, max, 0)                                       \
+    GP_MINMAX_RUN(NAME, kind, size, min, GP_LESS, nanmin, 1)                                       \
+    GP_MINMAX_RUN(NAME, kind, size, max, GP_GREATER, nanmax, 1)                                    \
     GP_WORD_RUN(NAME, kind, size, sum, GP_ADD, 0)                                                  \
     GP_WORD_RUN(NAME, kind, size, prod, GP_MULTIPLY, 1)                                            \
     GP_F64_RUN(NAME, kind, size)                                                                   \
@@ -559,7 +628,7 @@ enum { COLUMN_PASS = 8 };
  * when it is set (rarely), each column's first NaN of the pass, if its accumulator holds none yet,
  * goes in; a NaN in the accumulator then stays, since no comparison with it is true.  float16 keys
  * order NaNs beyond the infinities, so float16 keeps a NaN in its lanes by masks instead. */
-#define GP_MINMAX_COLUMNS(NAME, kind, size, OP, BETTER)                                            \
+#define GP_MINMAX_COLUMNS(NAME, kind, size, OP, BETTER, SKIP_NAN)                                  \
     static void minmax_columns_##OP##_##NAME(const void *in, int64_t rows, int64_t stride, int64_t width, \
                                              void *accumulator, int first)                         \
     {                                                                                              \
@@ -579,11 +648,16 @@ enum { COLUMN_PASS = 8 };
                 const gp_vec_##NAME a = load_vec_part_##NAME(acc + j, n, acc[j]);                  \
                 ord_##NAME o = to_order_##NAME(a);                                                 \
                 gp_mvec_##NAME open = GP_IS_HALF(kind, size) ? ~nan_mask_##NAME(a) : (gp_mvec_##NAME){0}; \
+                gp_mvec_##NAME empty = SKIP_NAN ? nan_mask_##NAME(a) : (gp_mvec_##NAME){0};        \
                 for (int64_t p = 0; p < pass; ++p) {                                               \
                     const gp_lane_##NAME *row = x + (r + p) * stride + j;                          \
                     const gp_vec_##NAME v = load_vec_part_##NAME(row, n, row[0]);                  \
                     const ord_##NAME vo = to_order_##NAME(v);                                      \
-                    if (GP_IS_HALF(kind, size)) {                                                  \
+                    if (SKIP_NAN) { /* a number takes a lane that holds a NaN; a NaN takes none */ \
+                        const gp_mvec_##NAME take = ((gp_mvec_##NAME)BETTER(vo, o) | empty) & ~nan_mask_##NAME(v); \
+                        o = GP_SELECT(gp_mvec_##NAME, take, vo, o);                                \
+                        empty &= ~take;                                                            \
+                    } else if (GP_IS_HALF(kind, size)) {                                                  \
                         const gp_mvec_##NAME take = open & (nan_mask_##NAME(v) | (gp_mvec_##NAME)BETTER(vo, o)); \
                         o = GP_SELECT(gp_mvec_##NAME, take, vo, o);                                \
                         open &= ~nan_mask_##NAME(v);                                               \
@@ -594,7 +668,7 @@ enum { COLUMN_PASS = 8 };
                 }                                                                                  \
                 GP_STORE_PART(acc + j, from_order_##NAME(o), n);                                   \
             }                                                                                      \
-            if (GP_IS_HALF(kind, size) || !any_lane_set(&nan_seen)) continue;                      \
+            if (SKIP_NAN || GP_IS_HALF(kind, size) || !any_lane_set(&nan_seen)) continue;          \
             for (int64_t j = 0; j < width; ++j)                                                    \
                 for (int64_t p = 0; p < pass && !is_nan_##NAME(acc[j]); ++p)                       \
                     if (is_nan_##NAME(x[(r + p) * stride + j])) acc[j] = x[(r + p) * stride + j];  \
@@ -626,7 +700,7 @@ enum { COLUMN_PASS = 8 };
 /* float32 and float16 sums and products with a float32 or float16 result combine each pass's rows
  * in float32 first (COLUMN_PASS - 1 roundings, where NumPy combines every row in float32), then in
  * double.  START is the identity, FILL_LANE the lanes past the row's end. */
-#define GP_F32_COLUMNS(NAME, OP, COMBINE, START, FILL_LANE)                                        \
+#define GP_F32_COLUMNS(NAME, OP, COMBINE, START, FILL_LANE, SKIP_NAN)                              \
     static void f32_columns_##OP##_##NAME(const void *in, int64_t rows, int64_t stride, int64_t width, \
                                           void *accumulator, int first)                            \
     {                                                                                              \
@@ -638,9 +712,10 @@ enum { COLUMN_PASS = 8 };
             const int64_t pass = rows - r < COLUMN_PASS ? rows - r : COLUMN_PASS;                  \
             for (int64_t j = 0; j < width; j += GP_NL32) {                                         \
                 const int64_t n = width - j;                                                       \
-                gp_f32v block = load_f32_part_##NAME(x + r * stride + j, n, FILL_LANE);            \
+                gp_f32v block = skip_nan_f32(load_f32_part_##NAME(x + r * stride + j, n, FILL_LANE), SKIP_NAN, START); \
                 for (int64_t p = 1; p < pass; ++p)                                                 \
-                    block = COMBINE(block, load_f32_part_##NAME(x + (r + p) * stride + j, n, FILL_LANE)); \
+                    block = COMBINE(block, skip_nan_f32(load_f32_part_##NAME(x + (r + p) * stride + j, n, FILL_LANE), \
+                                                        SKIP_NAN, START));                         \
                 const gp_f64v lo = COMBINE(load_f64_part_FLOAT64(acc + j, n, START), gp_low_f64(block)); \
                 const gp_f64v hi = COMBINE(load_f64_part_FLOAT64(acc + j + GP_NL64, n - GP_NL64, START), \
                                            gp_high_f64(block));                                    \
@@ -651,39 +726,87 @@ enum { COLUMN_PASS = 8 };
     }
 
 /* var/std along columns: every row in one call; the first row is each column's shift (see
- * gp_reduce_columns_fn for acc's layout). */
+ * gp_reduce_columns_fn for acc's layout).  With skip_nan the shift is each column's first number,
+ * NaN rows add 0 and each column's numbers are counted into a fourth row of acc. */
 #define GP_MOMENTS_COLUMNS(NAME, kind, size)                                                       \
-    static void moments_columns_##NAME(const void *in, int64_t rows, int64_t stride, int64_t width, \
-                                       void *accumulator, int first)                               \
+    GP_INLINE void moments_columns_body_##NAME(const void *in, int64_t rows, int64_t stride, int64_t width, \
+                                               void *accumulator, const int skip_nan)              \
     {                                                                                              \
-        (void)first; /* always set: one call takes every row */                                    \
         const gp_lane_##NAME *x = in;                                                              \
-        double *shift = accumulator, *s1 = shift + width, *s2 = s1 + width;                        \
+        double *shift = accumulator, *s1 = shift + width, *s2 = s1 + width, *counted = s2 + width; \
+        const gp_f64v zero = GP_SPLAT(gp_f64v, 0.0), one = GP_SPLAT(gp_f64v, 1.0);                 \
         for (int64_t j = 0; j < width; j += GP_NL64) {                                             \
             const int64_t n = width - j;                                                           \
             GP_STORE_PART(shift + j, load_f64_part_##NAME(x + j, n, zero_lane_##NAME()), n);        \
         }                                                                                          \
-        memset(s1, 0, (size_t)(2 * width) * sizeof *s1);                                           \
-        for (int64_t r = 1; r < rows; r += COLUMN_PASS) {                                          \
+        if (skip_nan)                                                                              \
+            for (int64_t j = 0; j < width; ++j) {                                                  \
+                int64_t r = 0;                                                                     \
+                while (r < rows && is_nan_##NAME(x[r * stride + j])) ++r;                          \
+                shift[j] = r < rows ? load_f64_part_##NAME(x + r * stride + j, 1, x[j])[0] : 0.0;  \
+            }                                                                                      \
+        memset(s1, 0, (size_t)((skip_nan ? 3 : 2) * width) * sizeof *s1);                          \
+        for (int64_t r = skip_nan ? 0 : 1; r < rows; r += COLUMN_PASS) {                           \
             const int64_t pass = rows - r < COLUMN_PASS ? rows - r : COLUMN_PASS;                  \
             for (int64_t j = 0; j < width; j += GP_NL64) {                                         \
                 const int64_t n = width - j;                                                       \
                 const gp_f64v c = load_f64_part_FLOAT64(shift + j, n, 0.0);                        \
                 gp_f64v a1 = load_f64_part_FLOAT64(s1 + j, n, 0.0), a2 = load_f64_part_FLOAT64(s2 + j, n, 0.0); \
+                gp_f64v numbers = skip_nan ? load_f64_part_FLOAT64(counted + j, n, 0.0) : zero;    \
                 for (int64_t p = 0; p < pass; ++p) {                                               \
-                    const gp_f64v d = load_f64_part_##NAME(x + (r + p) * stride + j, n, zero_lane_##NAME()) - c; \
+                    const gp_f64v v = load_f64_part_##NAME(x + (r + p) * stride + j, n, zero_lane_##NAME()); \
+                    gp_f64v d = v - c;                                                             \
+                    if (skip_nan) {                                                                \
+                        d = GP_SELECT(gp_i64v, v == v, d, zero);                                   \
+                        numbers += GP_SELECT(gp_i64v, v == v, one, zero);                          \
+                    }                                                                              \
                     a1 += d;                                                                       \
                     a2 += d * d;                                                                   \
                 }                                                                                  \
                 GP_STORE_PART(s1 + j, a1, n);                                                      \
                 GP_STORE_PART(s2 + j, a2, n);                                                      \
+                if (skip_nan) GP_STORE_PART(counted + j, numbers, n);                              \
             }                                                                                      \
         }                                                                                          \
+    }                                                                                              \
+    static void moments_columns_##NAME(const void *in, int64_t rows, int64_t stride, int64_t width, \
+                                       void *accumulator, int first)                               \
+    {                                                                                              \
+        (void)first; /* always set: one call takes every row */                                    \
+        moments_columns_body_##NAME(in, rows, stride, width, accumulator, 0);                      \
+    }                                                                                              \
+    static void nanmoments_columns_##NAME(const void *in, int64_t rows, int64_t stride, int64_t width, \
+                                          void *accumulator, int first)                            \
+    {                                                                                              \
+        (void)first;                                                                               \
+        moments_columns_body_##NAME(in, rows, stride, width, accumulator, 1);                      \
     }
 
+/* Float loads that read NaN as the identity of a sum (-0.0) or a product, for the NaN-skipping
+ * column loops. */
+#define GP_NAN_LOADS(NAME, numpy_name, kind, size, host_type, device_type)                        \
+    GP_INLINE gp_f64v load_f64_nansum_part_##NAME(const gp_lane_##NAME *p, int64_t n, gp_lane_##NAME fill) \
+    {                                                                                              \
+        return skip_nan_f64(load_f64_part_##NAME(p, n, fill), 1, -0.0);                            \
+    }                                                                                              \
+    GP_INLINE gp_f64v load_f64_nanprod_part_##NAME(const gp_lane_##NAME *p, int64_t n, gp_lane_##NAME fill) \
+    {                                                                                              \
+        return skip_nan_f64(load_f64_part_##NAME(p, n, fill), 1, 1.0);                             \
+    }
+GP_DTYPES(GP_NAN_LOADS)
+#undef GP_NAN_LOADS
+
 #define GP_COLUMN_KERNELS(NAME, numpy_name, kind, size, host_type, device_type)                   \
-    GP_MINMAX_COLUMNS(NAME, kind, size, min, GP_LESS)                                              \
-    GP_MINMAX_COLUMNS(NAME, kind, size, max, GP_GREATER)                                           \
+    GP_MINMAX_COLUMNS(NAME, kind, size, min, GP_LESS, 0)                                           \
+    GP_MINMAX_COLUMNS(NAME, kind, size, max, GP_GREATER, 0)                                        \
+    GP_MINMAX_COLUMNS(NAME, kind, size, nanmin, GP_LESS, 1)                                        \
+    GP_MINMAX_COLUMNS(NAME, kind, size, nanmax, GP_GREATER, 1)                                     \
+    GP_LANE_COLUMNS(NAME, f64, nansum, GP_ADD, double, gp_f64v, load_f64_nansum_part_##NAME,       \
+                    load_f64_part_FLOAT64, -0.0, zero_lane_##NAME())                               \
+    GP_LANE_COLUMNS(NAME, f64, nanprod, GP_MULTIPLY, double, gp_f64v, load_f64_nanprod_part_##NAME, \
+                    load_f64_part_FLOAT64, 1.0, one_lane_##NAME())                                 \
+    GP_F32_COLUMNS(NAME, nansum, GP_ADD, -0.0, zero_lane_##NAME(), 1)                              \
+    GP_F32_COLUMNS(NAME, nanprod, GP_MULTIPLY, 1.0, one_lane_##NAME(), 1)                           \
     GP_LANE_COLUMNS(NAME, word, sum, GP_ADD, uint64_t, gp_u64v, load_word_part_##NAME,             \
                     load_word_part_UINT64, 0, (gp_lane_##NAME)0)                                   \
     GP_LANE_COLUMNS(NAME, word, prod, GP_MULTIPLY, uint64_t, gp_u64v, load_word_part_##NAME,       \
@@ -692,8 +815,8 @@ enum { COLUMN_PASS = 8 };
                     load_f64_part_FLOAT64, -0.0, zero_lane_##NAME())                               \
     GP_LANE_COLUMNS(NAME, f64, prod, GP_MULTIPLY, double, gp_f64v, load_f64_part_##NAME,           \
                     load_f64_part_FLOAT64, 1.0, one_lane_##NAME())                                 \
-    GP_F32_COLUMNS(NAME, sum, GP_ADD, -0.0, zero_lane_##NAME())                                    \
-    GP_F32_COLUMNS(NAME, prod, GP_MULTIPLY, 1.0, one_lane_##NAME())                                 \
+    GP_F32_COLUMNS(NAME, sum, GP_ADD, -0.0, zero_lane_##NAME(), 0)                                 \
+    GP_F32_COLUMNS(NAME, prod, GP_MULTIPLY, 1.0, one_lane_##NAME(), 0)                              \
     GP_MOMENTS_COLUMNS(NAME, kind, size)
 GP_DTYPES(GP_COLUMN_KERNELS)
 #undef GP_COLUMN_KERNELS
@@ -723,6 +846,7 @@ GP_DTYPES(GP_COLUMN_KERNELS)
         case GP_FIND_EQUAL: return equal_mask_##NAME(v, t);                                        \
         case GP_FIND_NAN: return nan_mask_##NAME(v);                                               \
         case GP_FIND_NONZERO: return nonzero_mask_##NAME(v);                                       \
+        case GP_FIND_EQUAL_OR_NAN: return equal_mask_##NAME(v, t) | nan_mask_##NAME(v);            \
         default: return ~nonzero_mask_##NAME(v);                                                   \
         }                                                                                          \
     }                                                                                              \
@@ -762,12 +886,13 @@ GP_DTYPES(GP_PREDICATES)
     static int64_t find_##NAME(const void *in, int64_t count, const void *value, gp_find_mode mode) \
     {                                                                                              \
         gp_lane_##NAME target = 0;                                                                 \
-        if (mode == GP_FIND_EQUAL) memcpy(&target, value, size);                                   \
+        if (mode == GP_FIND_EQUAL || mode == GP_FIND_EQUAL_OR_NAN) memcpy(&target, value, size);   \
         const gp_vec_##NAME t = GP_SPLAT(gp_vec_##NAME, target);                                   \
         switch (mode) {                                                                            \
         case GP_FIND_EQUAL: return find_body_##NAME(in, count, t, GP_FIND_EQUAL);                  \
         case GP_FIND_NAN: return find_body_##NAME(in, count, t, GP_FIND_NAN);                      \
         case GP_FIND_NONZERO: return find_body_##NAME(in, count, t, GP_FIND_NONZERO);              \
+        case GP_FIND_EQUAL_OR_NAN: return find_body_##NAME(in, count, t, GP_FIND_EQUAL_OR_NAN);    \
         default: return find_body_##NAME(in, count, t, GP_FIND_ZERO);                              \
         }                                                                                          \
     }                                                                                              \
@@ -842,7 +967,7 @@ GP_DTYPES(GP_COUNT)
  * a NaN takes an open lane (the first NaN wins).  Rows go COLUMN_PASS at a time, each lane noting
  * the last row of the pass that improved it, which then goes to index[] (rarely, after the first
  * rows). */
-#define GP_ARG_COLUMNS(NAME, kind, size, OP, BETTER)                                               \
+#define GP_ARG_COLUMNS(NAME, kind, size, OP, BETTER, SKIP_NAN)                                     \
     static void arg_columns_##OP##_##NAME(const void *in, int64_t rows, int64_t stride, int64_t width, \
                                           void *values, int64_t *index)                            \
     {                                                                                              \
@@ -857,19 +982,28 @@ GP_DTYPES(GP_COUNT)
                 const int64_t n = width - j;                                                       \
                 gp_vec_##NAME a = load_vec_part_##NAME(best + j, n, best[j]);                      \
                 ord_##NAME o = arg_order_##NAME(a);                                                \
-                gp_mvec_##NAME open = ~nan_mask_##NAME(a);                                         \
+                gp_mvec_##NAME open = ~nan_mask_##NAME(a); /* SKIP_NAN: lanes holding no number */ \
+                if (SKIP_NAN) {                                                                    \
+                    open = ~open;                                                                  \
+                    a = GP_SELECT(gp_mvec_##NAME, open, GP_SPLAT(gp_vec_##NAME, nan_key_##NAME(OP_IS_MAX_##OP)), a); \
+                    o = arg_order_##NAME(a);                                                       \
+                }                                                                                  \
                 gp_mvec_##NAME improved_at = GP_SPLAT(gp_mvec_##NAME, -1);                         \
                 for (int64_t p = 0; p < pass; ++p) {                                               \
                     const gp_lane_##NAME *at = x + (r + p) * stride + j;                           \
-                    const gp_vec_##NAME v = load_vec_part_##NAME(at, n, at[0]);                    \
-                    const ord_##NAME vo = arg_order_##NAME(v);                                     \
+                    gp_vec_##NAME v = load_vec_part_##NAME(at, n, at[0]);                          \
                     const gp_mvec_##NAME nan = nan_mask_##NAME(v);                                 \
-                    const gp_mvec_##NAME take = open & (nan | (gp_mvec_##NAME)BETTER(vo, o));      \
+                    if (SKIP_NAN) v = GP_SELECT(gp_mvec_##NAME, nan, GP_SPLAT(gp_vec_##NAME, nan_key_##NAME(OP_IS_MAX_##OP)), v); \
+                    const ord_##NAME vo = arg_order_##NAME(v);                                     \
+                    const gp_mvec_##NAME take = SKIP_NAN ? (gp_mvec_##NAME)BETTER(vo, o)           \
+                                                         : open & (nan | (gp_mvec_##NAME)BETTER(vo, o)); \
                     a = GP_SELECT(gp_mvec_##NAME, take, v, a);                                     \
                     o = GP_SELECT(gp_mvec_##NAME, take, vo, o);                                    \
-                    open &= ~nan;                                                                  \
+                    open &= SKIP_NAN ? nan : ~nan;                                                 \
                     improved_at = GP_SELECT(gp_mvec_##NAME, take, GP_SPLAT(gp_mvec_##NAME, p), improved_at); \
                 }                                                                                  \
+                if (SKIP_NAN) /* a lane that has seen no number keeps a NaN */                     \
+                    a = GP_SELECT(gp_mvec_##NAME, open, GP_SPLAT(gp_vec_##NAME, nan_key_##NAME(-1)), a); \
                 GP_STORE_PART(best + j, a, n);                                                     \
                 const gp_mvec_##NAME improved = improved_at >= 0;                                  \
                 if (!any_lane_set(&improved)) continue;                                            \
@@ -877,11 +1011,29 @@ GP_DTYPES(GP_COUNT)
                     if (improved_at[l] >= 0) index[j + l] = r + improved_at[l];                    \
             }                                                                                      \
         }                                                                                          \
+        if (SKIP_NAN) /* columns of NaNs: -1 */                                                    \
+            for (int64_t j = 0; j < width; ++j)                                                    \
+                if (is_nan_##NAME(best[j])) index[j] = -1;                                         \
     }
 
+/* nanargmin's (max 0) and nanargmax's (1) key of a NaN, +inf and -inf, and (max -1) a NaN, as an
+ * element (floats only: the integer tables have no NaN-skipping entries). */
+#define GP_NAN_KEYS(NAME, numpy_name, kind, size, host_type, device_type)                         \
+    GP_INLINE gp_lane_##NAME nan_key_##NAME(const int max)                                         \
+    {                                                                                              \
+        if (GP_IS_HALF(kind, size)) return (gp_lane_##NAME)(max < 0 ? 0x7e00 : max ? 0xfc00 : 0x7c00); \
+        const double value = max < 0 ? __builtin_nan("") : max ? -__builtin_inf() : __builtin_inf(); \
+        return kind == 'f' ? (gp_lane_##NAME)value : (gp_lane_##NAME)0;                            \
+    }
+GP_DTYPES(GP_NAN_KEYS)
+#undef GP_NAN_KEYS
+enum { OP_IS_MAX_min = 0, OP_IS_MAX_max = 1, OP_IS_MAX_nanmin = 0, OP_IS_MAX_nanmax = 1 };
+
 #define GP_ARG_KERNELS(NAME, numpy_name, kind, size, host_type, device_type)                      \
-    GP_ARG_COLUMNS(NAME, kind, size, min, GP_LESS)                                                 \
-    GP_ARG_COLUMNS(NAME, kind, size, max, GP_GREATER)
+    GP_ARG_COLUMNS(NAME, kind, size, min, GP_LESS, 0)                                              \
+    GP_ARG_COLUMNS(NAME, kind, size, max, GP_GREATER, 0)                                           \
+    GP_ARG_COLUMNS(NAME, kind, size, nanmin, GP_LESS, 1)                                           \
+    GP_ARG_COLUMNS(NAME, kind, size, nanmax, GP_GREATER, 1)
 GP_DTYPES(GP_ARG_KERNELS)
 #undef GP_ARG_KERNELS
 
@@ -1395,45 +1547,68 @@ GP_TRANSPOSE_KERNEL(8)
 
 /* ---- the table ------------------------------------------------------------------------------------ */
 
-#define GP_REDUCE_ENTRY(NAME, OP, ACC, PREFIX, OPNAME)                                             \
-    t.reduce_run[OP][ACC][GP_##NAME] = PREFIX##_run_##OPNAME##_##NAME;                             \
-    t.reduce_columns[OP][ACC][GP_##NAME] = PREFIX##_columns_##OPNAME##_##NAME;
+#define GP_REDUCE_ENTRY(NAME, OP, SKIP_NAN, ACC, PREFIX, OPNAME)                                   \
+    t.reduce_run[OP][SKIP_NAN][ACC][GP_##NAME] = PREFIX##_run_##OPNAME##_##NAME;                   \
+    t.reduce_columns[OP][SKIP_NAN][ACC][GP_##NAME] = PREFIX##_columns_##OPNAME##_##NAME;
 
-/* Entries exist where the accumulator rules (gp_reduce_acc, gp_scan_acc) can ask for them. */
+/* Entries exist where the accumulator rules (gp_reduce_acc, gp_scan_acc) can ask for them; the
+ * NaN-skipping ones (the second index 1) for float inputs. */
 #define GP_REDUCE_ENTRIES(NAME, numpy_name, kind, size, host_type, device_type)                   \
-    GP_REDUCE_ENTRY(NAME, GP_MIN, GP_ACC_SAME, minmax, min)                                        \
-    GP_REDUCE_ENTRY(NAME, GP_MAX, GP_ACC_SAME, minmax, max)                                        \
+    GP_REDUCE_ENTRY(NAME, GP_MIN, 0, GP_ACC_SAME, minmax, min)                                     \
+    GP_REDUCE_ENTRY(NAME, GP_MAX, 0, GP_ACC_SAME, minmax, max)                                     \
     if (kind != 'f') {                                                                             \
-        GP_REDUCE_ENTRY(NAME, GP_SUM, GP_ACC_WORD, word, sum)                                      \
-        GP_REDUCE_ENTRY(NAME, GP_PROD, GP_ACC_WORD, word, prod)                                    \
+        GP_REDUCE_ENTRY(NAME, GP_SUM, 0, GP_ACC_WORD, word, sum)                                   \
+        GP_REDUCE_ENTRY(NAME, GP_PROD, 0, GP_ACC_WORD, word, prod)                                 \
     }                                                                                              \
-    GP_REDUCE_ENTRY(NAME, GP_SUM, GP_ACC_F64, f64, sum)                                            \
-    GP_REDUCE_ENTRY(NAME, GP_PROD, GP_ACC_F64, f64, prod)                                          \
+    GP_REDUCE_ENTRY(NAME, GP_SUM, 0, GP_ACC_F64, f64, sum)                                         \
+    GP_REDUCE_ENTRY(NAME, GP_PROD, 0, GP_ACC_F64, f64, prod)                                       \
+    if (kind == 'f') {                                                                             \
+        GP_REDUCE_ENTRY(NAME, GP_MIN, 1, GP_ACC_SAME, minmax, nanmin)                              \
+        GP_REDUCE_ENTRY(NAME, GP_MAX, 1, GP_ACC_SAME, minmax, nanmax)                              \
+        GP_REDUCE_ENTRY(NAME, GP_SUM, 1, GP_ACC_F64, f64, nansum)                                  \
+        GP_REDUCE_ENTRY(NAME, GP_PROD, 1, GP_ACC_F64, f64, nanprod)                                \
+    }                                                                                              \
     if (kind == 'f' && size <= 4) {                                                                \
-        t.reduce_run[GP_SUM][GP_ACC_F32][GP_##NAME] = f64_run_sum_##NAME;                          \
-        t.reduce_columns[GP_SUM][GP_ACC_F32][GP_##NAME] = f32_columns_sum_##NAME;                  \
-        t.reduce_run[GP_PROD][GP_ACC_F32][GP_##NAME] = f64_run_prod_##NAME;                        \
-        t.reduce_columns[GP_PROD][GP_ACC_F32][GP_##NAME] = f32_columns_prod_##NAME;                \
+        GP_F32_ENTRY(NAME, GP_SUM, 0, sum)                                                         \
+        GP_F32_ENTRY(NAME, GP_PROD, 0, prod)                                                       \
+        GP_F32_ENTRY(NAME, GP_SUM, 1, nansum)                                                      \
+        GP_F32_ENTRY(NAME, GP_PROD, 1, nanprod)                                                    \
     }
+/* float32 accumulation: the double loop along rows, float32 blocks along columns */
+#define GP_F32_ENTRY(NAME, OP, SKIP_NAN, OPNAME)                                                   \
+    t.reduce_run[OP][SKIP_NAN][GP_ACC_F32][GP_##NAME] = f64_run_##OPNAME##_##NAME;                 \
+    t.reduce_columns[OP][SKIP_NAN][GP_ACC_F32][GP_##NAME] = f32_columns_##OPNAME##_##NAME;
 
 /* argmin/argmax find the best value with min/max's loops, then its first index; any, all and
- * count_nonzero along columns all count; var and std share the moments' loops. */
+ * count_nonzero along columns all count; var, std and mean share the moments' loops. */
+#define GP_MOMENTS_ENTRIES(NAME, kind, OP)                                                             \
+    t.reduce_run[OP][0][GP_ACC_MOMENTS][GP_##NAME] = moments_run_##NAME;                           \
+    t.reduce_columns[OP][0][GP_ACC_MOMENTS][GP_##NAME] = moments_columns_##NAME;                   \
+    if (kind == 'f') {                                                                             \
+        t.reduce_run[OP][1][GP_ACC_MOMENTS][GP_##NAME] = nanmoments_run_##NAME;                    \
+        t.reduce_columns[OP][1][GP_ACC_MOMENTS][GP_##NAME] = nanmoments_columns_##NAME;            \
+    }
 #define GP_FAMILY_ENTRIES(NAME, numpy_name, kind, size, host_type, device_type)                   \
-    t.reduce_run[GP_ARGMIN][GP_ACC_SAME][GP_##NAME] = minmax_run_min_##NAME;                       \
-    t.reduce_run[GP_ARGMAX][GP_ACC_SAME][GP_##NAME] = minmax_run_max_##NAME;                       \
-    t.reduce_run[GP_ANY][GP_ACC_WORD][GP_##NAME] = any_run_##NAME;                                 \
-    t.reduce_run[GP_ALL][GP_ACC_WORD][GP_##NAME] = all_run_##NAME;                                 \
-    t.reduce_run[GP_COUNT_NONZERO][GP_ACC_WORD][GP_##NAME] = count_run_##NAME;                     \
-    t.reduce_columns[GP_ANY][GP_ACC_WORD][GP_##NAME] = count_columns_##NAME;                       \
-    t.reduce_columns[GP_ALL][GP_ACC_WORD][GP_##NAME] = count_columns_##NAME;                       \
-    t.reduce_columns[GP_COUNT_NONZERO][GP_ACC_WORD][GP_##NAME] = count_columns_##NAME;             \
-    t.reduce_run[GP_VAR][GP_ACC_MOMENTS][GP_##NAME] = moments_run_##NAME;                          \
-    t.reduce_run[GP_STD][GP_ACC_MOMENTS][GP_##NAME] = moments_run_##NAME;                          \
-    t.reduce_columns[GP_VAR][GP_ACC_MOMENTS][GP_##NAME] = moments_columns_##NAME;                  \
-    t.reduce_columns[GP_STD][GP_ACC_MOMENTS][GP_##NAME] = moments_columns_##NAME;                  \
+    t.reduce_run[GP_ARGMIN][0][GP_ACC_SAME][GP_##NAME] = minmax_run_min_##NAME;                    \
+    t.reduce_run[GP_ARGMAX][0][GP_ACC_SAME][GP_##NAME] = minmax_run_max_##NAME;                    \
+    t.reduce_run[GP_ANY][0][GP_ACC_WORD][GP_##NAME] = any_run_##NAME;                              \
+    t.reduce_run[GP_ALL][0][GP_ACC_WORD][GP_##NAME] = all_run_##NAME;                              \
+    t.reduce_run[GP_COUNT_NONZERO][0][GP_ACC_WORD][GP_##NAME] = count_run_##NAME;                  \
+    t.reduce_columns[GP_ANY][0][GP_ACC_WORD][GP_##NAME] = count_columns_##NAME;                    \
+    t.reduce_columns[GP_ALL][0][GP_ACC_WORD][GP_##NAME] = count_columns_##NAME;                    \
+    t.reduce_columns[GP_COUNT_NONZERO][0][GP_ACC_WORD][GP_##NAME] = count_columns_##NAME;          \
+    GP_MOMENTS_ENTRIES(NAME, kind, GP_VAR)                                                         \
+    GP_MOMENTS_ENTRIES(NAME, kind, GP_STD)                                                         \
+    GP_MOMENTS_ENTRIES(NAME, kind, GP_MEAN)                                                        \
     t.find[GP_##NAME] = find_##NAME;                                                               \
-    t.arg_columns[0][GP_##NAME] = arg_columns_min_##NAME;                                          \
-    t.arg_columns[1][GP_##NAME] = arg_columns_max_##NAME;
+    t.arg_columns[0][0][GP_##NAME] = arg_columns_min_##NAME;                                       \
+    t.arg_columns[0][1][GP_##NAME] = arg_columns_max_##NAME;                                       \
+    if (kind == 'f') {                                                                             \
+        t.reduce_run[GP_ARGMIN][1][GP_ACC_SAME][GP_##NAME] = minmax_run_nanmin_##NAME;             \
+        t.reduce_run[GP_ARGMAX][1][GP_ACC_SAME][GP_##NAME] = minmax_run_nanmax_##NAME;             \
+        t.arg_columns[1][0][GP_##NAME] = arg_columns_nanmin_##NAME;                                \
+        t.arg_columns[1][1][GP_##NAME] = arg_columns_nanmax_##NAME;                                \
+    }
 
 #define GP_SCAN_ENTRY(NAME, OP, SKIP_NAN, ACC, PREFIX, OPNAME)                                     \
     t.scan_total[OP][SKIP_NAN][ACC][GP_##NAME] = PREFIX##_scan_total_##OPNAME##_##NAME;            \
@@ -1488,7 +1663,9 @@ static void fill_table(gp_cpu_kernels *table)
 }
 #undef GP_REDUCE_ENTRY
 #undef GP_REDUCE_ENTRIES
+#undef GP_F32_ENTRY
 #undef GP_FAMILY_ENTRIES
+#undef GP_MOMENTS_ENTRIES
 #undef GP_SCAN_ENTRY
 #undef GP_SCAN_ACCUMULATE_ENTRIES
 #undef GP_SCAN_ENTRIES

@@ -273,9 +273,10 @@ static PyObject *plan_and_run(request *r, PyObject *out, int device, int repeats
 
 #define COMMON_FORMAT "OOii"
 
-PyDoc_STRVAR(reduce_doc, "reduce(src, out, device, repeats, op, out_typenum, outer, n, inner, ddof=0.0)\n\n"
+PyDoc_STRVAR(reduce_doc, "reduce(src, out, device, repeats, op, out_typenum, outer, n, inner, ddof=0.0, skip_nan=False)\n\n"
                          "Reduce (op: gp_op's 0 sum, 1 prod, 2 min, 3 max, 4 argmin, 5 argmax, 6 any, 7 all,\n"
-                         "8 count_nonzero, 9 var, 10 std; ddof: var's and std's) along n of src's (outer, n, inner) view.");
+                         "8 count_nonzero, 9 var, 10 std, 11 mean; ddof: var's and std's; skip_nan: NaN elements left\n"
+                         "out, as NumPy's nan-functions) along n of src's (outer, n, inner) view.");
 
 static PyObject *core_reduce(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -284,8 +285,9 @@ static PyObject *core_reduce(PyObject *self, PyObject *const *args, Py_ssize_t n
     int device, repeats, op, out_typenum;
     long long outer, n, inner;
     double ddof = 0.0;
-    if (gp_parse_arguments("reduce", args, nargs, COMMON_FORMAT "iiLLL|d", &src, &out, &device, &repeats, &op,
-                           &out_typenum, &outer, &n, &inner, &ddof))
+    int skip_nan = 0;
+    if (gp_parse_arguments("reduce", args, nargs, COMMON_FORMAT "iiLLL|dp", &src, &out, &device, &repeats, &op,
+                           &out_typenum, &outer, &n, &inner, &ddof, &skip_nan))
         return NULL;
     request r = {.call = {.primitive = GP_REDUCE}};
     gp_dtype in_dtype, out_dtype;
@@ -293,7 +295,7 @@ static PyObject *core_reduce(PyObject *self, PyObject *const *args, Py_ssize_t n
         release(&r);
         return NULL;
     }
-    r.call.reduce = (gp_reduce_args){(gp_op)op, in_dtype, out_dtype, outer, n, inner, ddof};
+    r.call.reduce = (gp_reduce_args){(gp_op)op, in_dtype, out_dtype, outer, n, inner, ddof, skip_nan};
     r.out_count = outer * inner;
     return plan_and_run(&r, out, device, repeats);
 }
@@ -516,7 +518,7 @@ static PyObject *core_quick(PyObject *self, PyObject *const *args, Py_ssize_t na
             release(&r);
             return NULL;
         }
-        r.call.reduce = (gp_reduce_args){recipe->op, in_dtype, out_dtype, 1, n, 1, 0.0};
+        r.call.reduce = (gp_reduce_args){recipe->op, in_dtype, out_dtype, 1, n, 1, 0.0, recipe->skip_nan};
         r.out_count = 1;
         return plan_and_run(&r, scalar_shape, device, 0);
     }

@@ -53,7 +53,7 @@ int gp_report_fp_errors(const gp_call *call, PyArrayObject *result, PyArrayObjec
         Py_DECREF(module);
         if (report == NULL) return -1;
     }
-    const int skip_nan = !reduce && call->scan.skip_nan;
+    const int skip_nan = reduce ? call->reduce.skip_nan : call->scan.skip_nan;
     const int64_t outer = reduce ? call->reduce.outer : call->scan.outer, n = reduce ? call->reduce.n : call->scan.n,
                   inner = reduce ? call->reduce.inner : call->scan.inner;
     PyObject *done = PyObject_CallFunction(report, "sOO(LLL)i", reduce ? "reduce" : "accumulate", (PyObject *)result,

@@ -1,4 +1,5 @@
-// Reductions (sum, prod, min, max, argmin, argmax, any, all, count_nonzero, var, std) along the middle axis
+// Reductions (sum, prod, min, max, argmin, argmax, any, all, count_nonzero, var, std, mean, and the
+// NaN-skipping forms of sum, prod, min, max, argmin, argmax, var, std and mean) along the middle axis
 // of (outer, n, inner): the operators and their accumulators are in reduce_ops.cuh, the kernels the
 // same for all.
 //   inner == 1, long rows:  reduce_rows_kernel, several blocks per row when rows are few, then the
@@ -122,8 +123,9 @@ int reduce_typed(int device, const gp_reduce_args &args, const ReduceForm &form,
 }
 
 // Calls f(type_tag<Op>{}, type_tag<In>{}, type_tag<Acc>{}, type_tag<Out>{}) with the reduction's
-// operator and types: sum and prod by the accumulator rule (dispatch_accumulator), var and std
-// from Moments to the call's float dtype, the others by reduce_types.
+// operator and types: sum and prod by the accumulator rule (dispatch_accumulator), var, std and
+// mean from Moments to the call's float dtype, the others by reduce_types; skip_nan's operators for
+// float inputs.
 template <class F> int dispatch_reduce(const gp_reduce_args &args, gp_error *err, F &&f)
 {
     return dispatch_dtype(args.in_dtype, err, [&](auto in_tag) {
@@ -145,18 +147,29 @@ template <class F> int dispatch_reduce(const gp_reduce_args &args, gp_error *err
             using Types = reduce_types<typename decltype(op_tag)::type, In>;
             return f(op_tag, in_tag, type_tag<typename Types::acc>{}, type_tag<typename Types::out>{});
         };
+        // skip_nan on float inputs: the operator's NaN-skipping form (integers have no NaN).
+        const auto nan_rule = [&](auto plain_tag, auto skipping_tag, auto &&route) {
+            if constexpr (cuda::std::is_floating_point_v<In> || cuda::std::is_same_v<In, __half>)
+                if (args.skip_nan) return route(skipping_tag);
+            return route(plain_tag);
+        };
+        const auto ignoring_nan = [&](auto op_tag, auto &&route) {
+            using Op = typename decltype(op_tag)::type;
+            return nan_rule(op_tag, type_tag<IgnoreNan<Op>>{}, route);
+        };
         switch (args.op) {
-        case GP_SUM: return accumulated(type_tag<SumOp>{});
-        case GP_PROD: return accumulated(type_tag<ProdOp>{});
-        case GP_MIN: return own(type_tag<MinOp>{});
-        case GP_MAX: return own(type_tag<MaxOp>{});
-        case GP_ARGMIN: return own(type_tag<ArgMinOp>{});
-        case GP_ARGMAX: return own(type_tag<ArgMaxOp>{});
+        case GP_SUM: return ignoring_nan(type_tag<SumOp>{}, accumulated);
+        case GP_PROD: return ignoring_nan(type_tag<ProdOp>{}, accumulated);
+        case GP_MIN: return ignoring_nan(type_tag<MinOp>{}, own);
+        case GP_MAX: return ignoring_nan(type_tag<MaxOp>{}, own);
+        case GP_ARGMIN: return ignoring_nan(type_tag<ArgMinOp>{}, own);
+        case GP_ARGMAX: return ignoring_nan(type_tag<ArgMaxOp>{}, own);
         case GP_ANY: return own(type_tag<AnyOp>{});
         case GP_ALL: return own(type_tag<AllOp>{});
         case GP_COUNT_NONZERO: return own(type_tag<CountNonzeroOp>{});
-        case GP_VAR: return moments(type_tag<VarOp>{});
-        case GP_STD: return moments(type_tag<StdOp>{});
+        case GP_VAR: return nan_rule(type_tag<VarOp<>>{}, type_tag<VarOp<true>>{}, moments);
+        case GP_STD: return nan_rule(type_tag<StdOp<>>{}, type_tag<StdOp<true>>{}, moments);
+        case GP_MEAN: return nan_rule(type_tag<MeanOp<>>{}, type_tag<MeanOp<true>>{}, moments);
         default: return fail(err, GP_ERR_INVALID, "unknown reduction");
         }
     });

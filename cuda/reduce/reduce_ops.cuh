@@ -8,6 +8,11 @@
 //                            streamed call's running results): Op itself unless lifting does more
 //                            than convert; partials_op_of(op) makes it from the call's operator.
 // Operators are values: most are empty, var/std's carries ddof (make_op builds one from the call).
+//
+// The nan-functions (skip_nan, float inputs) are IgnoreNan<Op> (common.cuh): sum and prod read a NaN
+// as their identity and combine partials as Op (a NaN the data's own arithmetic made stays);
+// nanmin/nanmax and nanargmin/nanargmax have their own IgnoreNan below, whose identity and
+// partials mark a slice of NaNs; var, std and mean skip NaN samples (MomentsOp's SkipNan).
 #pragma once
 
 #include "common.cuh"
@@ -44,14 +49,53 @@ template <class Best, bool Elements = true> struct ArgOp {
     }
 };
 
+// nanargmin (Best = MinOp) and nanargmax (MaxOp), as NumPy's: a NaN compares as +inf (-inf), so it
+// never wins over a number but ties with +inf (-inf), the lower index winning.  A value stays NaN
+// only while every element combined was one (the identity is such a NaN, with no index), which
+// result() turns into the index -1.
+template <class Best, bool Elements> struct IgnoreNan<ArgOp<Best, Elements>> {
+    static constexpr bool max = ArgOp<Best, Elements>::max;
+
+    template <class A> static __device__ __forceinline__ A identity()
+    {
+        return A{cuda::std::numeric_limits<decltype(A::value)>::quiet_NaN(), cuda::std::numeric_limits<int64_t>::max()};
+    }
+    template <class A> __device__ __forceinline__ A operator()(A a, A b) const
+    {
+        using V = decltype(A::value);
+        const bool a_nan = is_nan(a.value), b_nan = is_nan(b.value), a_first = a.index < b.index;
+        const V key_a = a_nan ? Best::template identity<V>() : a.value;
+        const V key_b = b_nan ? Best::template identity<V>() : b.value;
+        const bool a_wins = max ? key_a > key_b || (!(key_b > key_a) && a_first)
+                                : key_a < key_b || (!(key_b < key_a) && a_first);
+        A winner = a_wins ? a : b;
+        if (!(a_nan && b_nan)) winner.value = a_wins ? key_a : key_b;
+        return winner;
+    }
+};
+
+// nanmin (Max = false) and nanmax: a NaN loses to any number; the identity is a NaN, so that a
+// slice of NaNs gives NaN (floats only: integers have no NaN-skipping form).
+template <bool Max> struct SkipNanMinMax {
+    template <class T> static __device__ __forceinline__ T identity() { return cuda::std::numeric_limits<T>::quiet_NaN(); }
+    template <class T> __device__ __forceinline__ T operator()(T a, T b) const
+    {
+        if constexpr (Max) return (is_nan(b) || a > b) ? a : b;
+        else return (is_nan(b) || a < b) ? a : b;
+    }
+};
+template <> struct IgnoreNan<MinOp> : SkipNanMinMax<false> {};
+template <> struct IgnoreNan<MaxOp> : SkipNanMinMax<true> {};
+
 // any (Combine = MaxOp), all (MinOp) and count_nonzero (SumOp) combine x != 0 (a NaN is nonzero,
 // -0.0 is not): as uint32_t 0/1 words or uint64_t counts.
 template <class Combine> struct NonzeroOp : Combine {};
 
-// var (Root = false) and std (true): Moments of the elements, Chan, Golub and LeVeque's pairwise
-// combination of (count, mean, M2) above the elements.  An element goes in as a Sample, by shifted
-// sums (no division per element); the shift is the first element, so that the sums do not cancel
-// when the mean is far from 0.  Combined partials are re-based at their mean (s1 = 0).
+// var, std and mean (the nan-functions': with SkipNan, NaN samples left out): Moments of the
+// elements, Chan, Golub and LeVeque's pairwise combination of (count, mean, M2) above the
+// elements.  An element goes in as a Sample, by shifted sums (no division per element); the shift
+// is the first element, so that the sums do not cancel when the mean is far from 0.  Combined
+// partials are re-based at their mean (s1 = 0).
 struct Moments {
     double count, shift, s1, s2;  // s1, s2: sums of (x - shift) and (x - shift)^2
 };
@@ -59,12 +103,17 @@ struct Sample {
     double x;
 };
 
-template <bool Root> struct MomentsOp {
+enum class Moment { var, std, mean };
+
+template <Moment Result, bool SkipNan = false> struct MomentsOp {
+    static constexpr Moment result = Result;
     double ddof;
 
     template <class A> static __device__ __forceinline__ A identity() { return A{0.0, 0.0, 0.0, 0.0}; }
     __device__ __forceinline__ Moments operator()(Moments a, Sample b) const
     {
+        if constexpr (SkipNan)
+            if (is_nan(b.x)) return a;
         const double shift = a.count == 0.0 ? b.x : a.shift;
         const double d = b.x - shift;
         return Moments{a.count + 1.0, shift, a.s1 + d, a.s2 + d * d};
@@ -87,14 +136,21 @@ template <bool Root> struct MomentsOp {
     }
 };
 
-using VarOp = MomentsOp<false>;
-using StdOp = MomentsOp<true>;
+template <bool SkipNan = false> using VarOp = MomentsOp<Moment::var, SkipNan>;
+template <bool SkipNan = false> using StdOp = MomentsOp<Moment::std, SkipNan>;
+template <bool SkipNan = false> using MeanOp = MomentsOp<Moment::mean, SkipNan>;
 
 template <class T> inline constexpr bool is_moments = false;
-template <bool Root> inline constexpr bool is_moments<MomentsOp<Root>> = true;
+template <Moment Result, bool SkipNan> inline constexpr bool is_moments<MomentsOp<Result, SkipNan>> = true;
 
 template <class Op> struct partials_op { using type = Op; };
 template <class Best> struct partials_op<ArgOp<Best, true>> { using type = ArgOp<Best, false>; };
+template <class Op> struct partials_op<IgnoreNan<Op>> { using type = Op; };
+template <> struct partials_op<IgnoreNan<MinOp>> { using type = IgnoreNan<MinOp>; };
+template <> struct partials_op<IgnoreNan<MaxOp>> { using type = IgnoreNan<MaxOp>; };
+template <class Best, bool Elements> struct partials_op<IgnoreNan<ArgOp<Best, Elements>>> {
+    using type = IgnoreNan<ArgOp<Best, false>>;
+};
 template <class Combine> struct partials_op<NonzeroOp<Combine>> { using type = Combine; };
 template <class Op> using partials_of = typename partials_op<Op>::type;
 
@@ -122,6 +178,12 @@ __device__ __forceinline__ Acc lift(const ArgOp<Best, true> &, In x, int64_t ind
     return Acc{convert<decltype(Acc::value)>(x), index};
 }
 
+template <class Acc, class Best, class In>
+__device__ __forceinline__ Acc lift(const IgnoreNan<ArgOp<Best, true>> &, In x, int64_t index)
+{
+    return Acc{convert<decltype(Acc::value)>(x), index};  // a NaN stays: it marks a slice of NaNs so far
+}
+
 template <class Acc, class Combine, class In>
 __device__ __forceinline__ Acc lift(const NonzeroOp<Combine> &, In x, int64_t)
 {
@@ -129,31 +191,36 @@ __device__ __forceinline__ Acc lift(const NonzeroOp<Combine> &, In x, int64_t)
     else return x != In(0);
 }
 
-template <class Acc, bool Root, class In>
-__device__ __forceinline__ Sample lift(const MomentsOp<Root> &, In x, int64_t)
+template <class Acc, Moment Result, bool SkipNan, class In>
+__device__ __forceinline__ Sample lift(const MomentsOp<Result, SkipNan> &, In x, int64_t)
 {
     return Sample{convert<double>(x)};
 }
 
-template <class Acc, bool Root>
-__device__ __forceinline__ Moments lift(const MomentsOp<Root> &, Moments partial, int64_t)
+template <class Acc, Moment Result, bool SkipNan>
+__device__ __forceinline__ Moments lift(const MomentsOp<Result, SkipNan> &, Moments partial, int64_t)
 {
     return partial;
 }
 
-// The accumulator as the result: argmin/argmax's index, var's M2 / (count - ddof) (NaN where that
-// is not positive) and std's square root of it (or the accumulator itself, as a partial result).
+// The accumulator as the result: argmin/argmax's index (nanargmin/nanargmax: -1 for a slice of
+// NaNs), var's M2 / (count - ddof) (NaN where that is not positive), std's square root of it and
+// mean's mean (NaN for a count of 0), or the accumulator itself, as a partial result.
 template <class Out, class Op, class Acc> __device__ __forceinline__ Out result(const Op &op, Acc acc)
 {
+    constexpr double nan = cuda::std::numeric_limits<double>::quiet_NaN();
     if constexpr (cuda::std::is_same_v<Out, Acc>) {
         return acc;
     } else if constexpr (is_arg<Acc>) {
+        if constexpr (ignores_nan<Op>)
+            if (is_nan(acc.value)) return Out(-1);
         return acc.index;
     } else if constexpr (is_moments<Op>) {
+        if constexpr (Op::result == Moment::mean) return convert<Out>(acc.count > 0.0 ? acc.shift + acc.s1 / acc.count : nan);
         const double dof = acc.count - op.ddof;
-        const double var = dof > 0.0 ? Op::m2(acc) / dof : cuda::std::numeric_limits<double>::quiet_NaN();
+        const double var = dof > 0.0 ? Op::m2(acc) / dof : nan;
         // std: the square root of the variance rounded to Out, as NumPy's (a float16 variance may be inf)
-        if constexpr (cuda::std::is_same_v<Op, StdOp>) return convert<Out>(sqrt(convert<double>(convert<Out>(var))));
+        if constexpr (Op::result == Moment::std) return convert<Out>(sqrt(convert<double>(convert<Out>(var))));
         else return convert<Out>(var);
     } else {
         return convert<Out>(acc);
@@ -172,6 +239,7 @@ template <class Best, class In> struct reduce_types<ArgOp<Best, true>, In> {
     using acc = Arg<typename minmax_accumulator<In>::type>;
     using out = int64_t;
 };
+template <class Best, class In> struct reduce_types<IgnoreNan<ArgOp<Best, true>>, In> : reduce_types<ArgOp<Best, true>, In> {};
 template <class Combine, class In> struct reduce_types<NonzeroOp<Combine>, In> {
     using acc = uint32_t;
     using out = bool;

@@ -397,6 +397,10 @@ OPS: dict[str, Op] = {op.name: op for op in (
     _reduction("any"),
     _reduction("all"),
     _reduction("count_nonzero"),
+    _reduction("nansum"),
+    # PyTorch has no nanmax: no PyTorch peer
+    Op("nanmax", "reduce", vector, reduced_bytes("nanmax"), gpuprims.nanmax,
+       numpy=array_call("nanmax"), cupy=array_call("nanmax")),
     _reduction("var", torch=torch_call("var", correction=0)),  # NumPy's ddof=0; PyTorch's default is 1
     _reduction("std", torch=torch_call("std", correction=0)),
     Op("prefix_sum", "scan", vector, scanned_bytes("cumsum"), gpuprims.prefix_sum,
