@@ -209,7 +209,8 @@ def _numpy_plan(op, array, axis, dtype, keepdims, initial=None):
 
 
 # How `initial` joins a result, as NumPy's reductions start from it.
-_FOLD = {"sum": np.add, "prod": np.multiply, "min": np.minimum, "max": np.maximum}
+_FOLD = {"sum": np.add, "prod": np.multiply, "min": np.minimum, "max": np.maximum, "nansum": np.add,
+         "nanprod": np.multiply, "nanmin": np.fmin, "nanmax": np.fmax}
 
 
 def _result(op, a, axis, dtype, keepdims, device, out=None, initial=None, plan_of=_reduce):
@@ -258,7 +259,7 @@ def _check_inexact_out(op, a, out):
 
 
 def _with_initial(op, result, initial):
-    """`result` of gpuprims.<op> (sum, prod, min, max) with `initial` folded in, converted to the
+    """`result` of gpuprims.<op> (sum, prod, min, max and their nan-forms) with `initial` folded in, converted to the
     result's dtype as NumPy converts it (OverflowError for a Python int out of its range)."""
     host = result.get() if isinstance(result, DeviceArray) else result
     folded = _FOLD[op](host, host.dtype.type(initial))
@@ -691,12 +692,12 @@ def count_nonzero(a, axis=None, *, keepdims=False, device=None):
     return plan.run()
 
 
-def nansum(a, axis=None, dtype=None, out=None, keepdims=False, *, device=None):
+def nansum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, *, device=None):
     """Sum over the given axes with NaN counted as zero, as :func:`numpy.nansum`.
 
     The kernels read a NaN as 0 as they sum (no copy of the data); a slice of NaNs (or an empty
     one) sums to 0.  Integer and bool inputs hold no NaN: their sum is :func:`gpuprims.sum`'s.
-    The parameters (`out` included; not `initial`) and dtype rules are :func:`gpuprims.sum`'s; an
+    The parameters (`out` and `initial` included) and dtype rules are :func:`gpuprims.sum`'s; an
     integer or bool dtype= for float input is NumPy's own computation.
 
     Returns
@@ -704,10 +705,10 @@ def nansum(a, axis=None, dtype=None, out=None, keepdims=False, *, device=None):
     numpy.generic or numpy.ndarray or DeviceArray
         As :func:`gpuprims.sum`.
     """
-    return _result("nansum", a, axis, dtype, keepdims, device, out)
+    return _result("nansum", a, axis, dtype, keepdims, device, out, initial)
 
 
-def nanprod(a, axis=None, dtype=None, out=None, keepdims=False, *, device=None):
+def nanprod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, *, device=None):
     """Product over the given axes with NaN counted as one, as :func:`numpy.nanprod`.
 
     A slice of NaNs has the product 1.  See :func:`gpuprims.nansum` for the parameters.
@@ -716,15 +717,16 @@ def nanprod(a, axis=None, dtype=None, out=None, keepdims=False, *, device=None):
     -------
     numpy.generic or numpy.ndarray or DeviceArray
     """
-    return _result("nanprod", a, axis, dtype, keepdims, device, out)
+    return _result("nanprod", a, axis, dtype, keepdims, device, out, initial)
 
 
-def nanmin(a, axis=None, out=None, keepdims=False, *, device=None):
+def nanmin(a, axis=None, out=None, keepdims=False, initial=None, *, device=None):
     """Minimum over the given axes, ignoring NaNs, as :func:`numpy.nanmin`.
 
     A slice of NaNs has the minimum NaN, with NumPy's RuntimeWarning ``All-NaN slice
-    encountered``.  Integer and bool inputs give :func:`gpuprims.min`'s result.  See
-    :func:`gpuprims.min` for the parameters.
+    encountered`` (with `initial`, `initial`).  Integer and bool inputs give
+    :func:`gpuprims.min`'s result.  See :func:`gpuprims.min` for the parameters (`out`,
+    `initial` included).
 
     Returns
     -------
@@ -733,12 +735,12 @@ def nanmin(a, axis=None, out=None, keepdims=False, *, device=None):
     Raises
     ------
     ValueError
-        For an empty selection, as NumPy.
+        For an empty selection without `initial`, as NumPy.
     """
-    return _all_nan_warning(_result("nanmin", a, axis, None, keepdims, device, out))
+    return _all_nan_warning(_result("nanmin", a, axis, None, keepdims, device, out, initial))
 
 
-def nanmax(a, axis=None, out=None, keepdims=False, *, device=None):
+def nanmax(a, axis=None, out=None, keepdims=False, initial=None, *, device=None):
     """Maximum over the given axes, ignoring NaNs, as :func:`numpy.nanmax`.
 
     See :func:`gpuprims.nanmin` for the parameters, warnings and errors.
@@ -747,7 +749,7 @@ def nanmax(a, axis=None, out=None, keepdims=False, *, device=None):
     -------
     numpy.generic or numpy.ndarray or DeviceArray
     """
-    return _all_nan_warning(_result("nanmax", a, axis, None, keepdims, device, out))
+    return _all_nan_warning(_result("nanmax", a, axis, None, keepdims, device, out, initial))
 
 
 def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, *, device=None):

@@ -1,5 +1,7 @@
 """out= on every reduction that returns an array, and initial= on sum, prod, min and max, against
 NumPy: shapes, dtypes (out's cast), empty selections, errors, host and device-resident data."""
+import warnings
+
 import numpy as np
 import pytest
 
@@ -152,3 +154,17 @@ def test_device_resident_out_and_initial(rng):
     np.testing.assert_array_equal(got.get(), np.max(a, axis=1, initial=0.5))
     with pytest.raises(TypeError):
         gpuprims.sum(d, axis=0, out=np.zeros(30, np.float32))  # a host out for device data
+
+
+@pytest.mark.parametrize("func", ["nansum", "nanprod", "nanmin", "nanmax"])
+def test_initial_of_the_nan_functions(device, rng, func):
+    a = make_data(rng, "float64", (6, 5), "prod" if func == "nanprod" else "sum")
+    a[1, :] = np.nan
+    a[3, 2] = np.nan
+    for axis in (None, 0, 1):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # initial fills the slice of NaNs: no All-NaN warning
+            got = getattr(gpuprims, func)(a, axis=axis, initial=0.25, device=device)
+        _check(got, getattr(np, func)(a, axis=axis, initial=0.25), "float64")
+    _check(getattr(gpuprims, func)(np.zeros(0), initial=3.0, device=device), getattr(np, func)(np.zeros(0), initial=3.0),
+           "float64")
