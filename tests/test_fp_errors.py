@@ -142,3 +142,15 @@ def test_errstate_is_thread_local(device):
     for thread in threads:
         thread.join()
     assert outcome == {"ignore": "quiet", "raise": "raised"}
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("column", [0, 63, 64, 130, 199])
+def test_found_in_every_result_position(device, dtype, column):
+    """The results are checked in blocks of 64 and a tail: an overflow in any column is seen."""
+    a = np.ones((3, 200), dtype)
+    a[:2, column] = np.finfo(dtype).max
+    assert _messages(gpuprims.sum, a, axis=0, device=device)[1] == ["overflow encountered in reduce"]
+    assert _messages(gpuprims.cumsum, a, axis=0, device=device)[1] == ["overflow encountered in accumulate"]
+    a[:2, column] = -np.finfo(dtype).max  # negative: the sign bit is not a finite magnitude's
+    assert _messages(gpuprims.sum, a, axis=0, device=device)[1] == ["overflow encountered in reduce"]
