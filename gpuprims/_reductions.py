@@ -759,27 +759,14 @@ def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, *, device=None):
     One pass over the data: the count and the mean of the numbers of each slice come from the
     moments of :func:`gpuprims.var` (in double, whatever the input), so the result is at least as
     accurate as NumPy's.  A slice of NaNs gives NaN with NumPy's RuntimeWarning ``Mean of empty
-    slice``.  Integer and bool inputs give :func:`gpuprims.mean`'s result.
-
-    Parameters
-    ----------
-    a : array_like
-        Input data.
-    axis : None or int or tuple of ints, optional
-        Axes to average over.
-    dtype : dtype, optional
-        The result dtype (by default the input's float dtype; an integer dtype= is NumPy's own
-        computation).
-    out : numpy.ndarray or DeviceArray, optional
-        Where to write the result, as in :func:`gpuprims.sum`.
-    keepdims : bool, optional
-        Keep the reduced axes as dimensions of size one.
-    device : {None, "cpu", "cuda", "cuda:N"}, optional
-        Where to compute, as in :func:`gpuprims.sum`.
+    slice``.  Integer and bool inputs give :func:`gpuprims.mean`'s result.  The parameters are
+    :func:`gpuprims.mean`'s (`out` included); an integer dtype= for float input is NumPy's own
+    computation.
 
     Returns
     -------
     numpy.generic or numpy.ndarray or DeviceArray
+        `out` when given.
     """
     array, _ = array_input(a, "nanmean", device)
     _check_inexact_out("nanmean", array, out)
