@@ -126,9 +126,21 @@ template <class T> __device__ __forceinline__ bool is_nan(T x)
     else return false;
 }
 
+// Reductions start from +0.0, as NumPy's sums (numpy.sum([-0.0]) is 0.0).
 struct SumOp {
     template <class T> static __device__ __forceinline__ T identity() { return T(0); }
     template <class T> __device__ __forceinline__ T operator()(T a, T b) const { return a + b; }
+};
+
+// Scans start a float sum from -0.0, the identity of IEEE addition, so that the outputs keep the
+// sign of the elements' zeros (numpy.cumsum([-0.0]) is [-0.0]); numpy_sum() below gives an
+// exclusive scan's outputs NumPy's +0.0 start.
+struct ScanSumOp : SumOp {
+    template <class T> static __device__ __forceinline__ T identity()
+    {
+        if constexpr (cuda::std::is_floating_point_v<T>) return T(-0.0);
+        else return T(0);
+    }
 };
 
 struct ProdOp {
@@ -170,12 +182,24 @@ template <class Op> inline constexpr bool ignores_nan<IgnoreNan<Op>> = true;
 template <class Op> struct plain_operator { using type = Op; };
 template <class Op> struct plain_operator<IgnoreNan<Op>> { using type = Op; };
 
+template <class Op>
+inline constexpr bool is_sum = cuda::std::is_base_of_v<SumOp, typename plain_operator<Op>::type>;
+
+// A scan's running sum as NumPy's start from +0.0 would make it: a sum of negative zeros alone,
+// -0.0 from ScanSumOp, becomes +0.0; any other value, and other operators' values, as they are.
+template <class Op, class Acc> __device__ __forceinline__ Acc numpy_sum(Acc value)
+{
+    if constexpr (is_sum<Op> && cuda::std::is_floating_point_v<Acc>) return value + Acc(0);
+    else return value;
+}
+
 // An element of the data as an operand of Op in the accumulator type: converted, and for an
-// IgnoreNan operator a NaN replaced by the identity.
+// IgnoreNan operator a NaN replaced by the identity; a sum's by +0.0, as NumPy's nancumsum.
 template <class Acc, class Op, class T> __device__ __forceinline__ Acc operand(T x)
 {
     const Acc value = convert<Acc>(x);
-    if constexpr (ignores_nan<Op>) return is_nan(value) ? Op::template identity<Acc>() : value;
+    if constexpr (ignores_nan<Op> && is_sum<Op>) return is_nan(value) ? Acc(0) : value;
+    else if constexpr (ignores_nan<Op>) return is_nan(value) ? Op::template identity<Acc>() : value;
     else return value;
 }
 

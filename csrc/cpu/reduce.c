@@ -95,12 +95,16 @@ static double rounded_to(gp_dtype t, double x)
     return f;
 }
 
+/* A float sum as NumPy's, which starts from +0.0: the loops start from -0.0 (the identity of IEEE
+ * addition), so a sum of negative zeros alone is -0.0 until +0.0 is added. */
+static double as_numpy_sum(double sum) { return sum + 0.0; }
+
 /* var/std's result from the moments (NaN where count - ddof is not positive); std is the square
  * root of the variance rounded to the result dtype, as NumPy's (whose float16 variance may
  * overflow to inf); mean's the mean (NaN for a count of 0). */
 static double moments_result(const gp_reduce_args *d, double count, double mean, double m2)
 {
-    if (d->op == GP_MEAN) return count > 0.0 ? mean : NAN;
+    if (d->op == GP_MEAN) return count > 0.0 ? as_numpy_sum(mean) : NAN;
     const double dof = count - d->ddof, var = dof > 0.0 ? m2 / dof : NAN;
     return d->op == GP_STD ? sqrt(rounded_to(d->out_dtype, var)) : var;
 }
@@ -234,7 +238,8 @@ static void store_result(const reduce_job *job, int64_t index, const gp_partial 
         const double result = moments_result(job->desc, (double)p->u, p->f, p->m2);
         gp_cpu_store_doubles(job->desc->out_dtype, &result, 1, dst);
     } else if (job->acc == GP_ACC_F64 || job->acc == GP_ACC_F32) {
-        gp_cpu_store_doubles(job->desc->out_dtype, &p->f, 1, dst);
+        const double result = job->desc->op == GP_SUM ? as_numpy_sum(p->f) : p->f;
+        gp_cpu_store_doubles(job->desc->out_dtype, &result, 1, dst);
     } else {
         memcpy(dst, &p->u, (size_t)job->out_size); /* SAME: the input's type; WORD: 64-bit results */
     }
@@ -350,8 +355,12 @@ static void reduce_tile(const reduce_job *job, int64_t task)
             results[j] = moments_result(d, count, shift[j] + s1[j] / count, m2 < 0.0 ? 0.0 : m2);
         }
         gp_cpu_store_doubles(d->out_dtype, results, width, dst);
-    } else if (job->acc == GP_ACC_F64 || job->acc == GP_ACC_F32)
-        gp_cpu_store_doubles(d->out_dtype, (const double *)acc, width, dst);
+    } else if (job->acc == GP_ACC_F64 || job->acc == GP_ACC_F32) {
+        double *results = (double *)acc;
+        if (d->op == GP_SUM)
+            for (int64_t j = 0; j < width; ++j) results[j] = as_numpy_sum(results[j]);
+        gp_cpu_store_doubles(d->out_dtype, results, width, dst);
+    }
     else if (d->op == GP_ANY || d->op == GP_ALL) /* from the columns' counts */
         for (int64_t j = 0; j < width; ++j) dst[j] = d->op == GP_ANY ? acc[j] != 0 : acc[j] == (uint64_t)d->n;
     else

@@ -1132,6 +1132,18 @@ GP_INLINE gp_f32v identity_f32(const gp_op op, const int is_signed)
 {
     return GP_SPLAT(gp_f32v, (float)gp_scan_identity(op, is_signed).f);
 }
+/* What a NaN-skipping scan reads a NaN as: NumPy's nancumsum reads +0.0, not the identity (-0.0,
+ * which would keep a run of NaNs and negative zeros negative); a product's identity, 1.  Integers
+ * hold no NaN. */
+GP_INLINE gp_u64v nan_as_u64(const gp_op op, const int is_signed) { return identity_u64(op, is_signed); }
+GP_INLINE gp_f64v nan_as_f64(const gp_op op, const int is_signed)
+{
+    return op == GP_SUM ? GP_SPLAT(gp_f64v, 0.0) : identity_f64(op, is_signed);
+}
+GP_INLINE gp_f32v nan_as_f32(const gp_op op, const int is_signed)
+{
+    return op == GP_SUM ? GP_SPLAT(gp_f32v, 0.0f) : identity_f32(op, is_signed);
+}
 
 /* Logical vectors (GP_PARTS natives of LANES lanes) shifted up by `by` lanes (a constant: 1, 2, 4
  * or 8), z in the first `by` lanes; the in-register inclusive scans built from them (Hillis-Steele:
@@ -1244,12 +1256,12 @@ GP_INLINE void f64_scan_total_end(const gp_f64v *t, gp_partial *total, const gp_
     GP_INLINE void PREFIX##_scan_load_##NAME(const gp_lane_##NAME *x, int64_t n, VEC *v, const gp_op op, \
                                              const int skip_nan)                                   \
     {                                                                                              \
-        const VEC identity = identity_##SUFFIX(op, IS_SIGNED);                                     \
+        const VEC identity = identity_##SUFFIX(op, IS_SIGNED), nan_as = nan_as_##SUFFIX(op, IS_SIGNED); \
         GP_UNROLL(16)                                                                              \
         for (int p = 0; p < GP_PARTS; ++p) {                                                       \
             const int64_t m = n - p * NL;                                                          \
             v[p] = LANES(x + p * NL, m);                                                           \
-            if (skip_nan) v[p] = GP_SELECT(__typeof__(v[p] != v[p]), v[p] != v[p], identity, v[p]); \
+            if (skip_nan) v[p] = GP_SELECT(__typeof__(v[p] != v[p]), v[p] != v[p], nan_as, v[p]);  \
             if (m < NL)                                                                            \
                 for (int j = m > 0 ? (int)m : 0; j < NL; ++j) v[p][j] = identity[j];               \
         }                                                                                          \
@@ -1329,7 +1341,7 @@ GP_INLINE void f64_scan_total_end(const gp_f64v *t, gp_partial *total, const gp_
                 const int64_t n = width - j;                                                       \
                 VEC a = identity, v = LANES(x + r * stride + j, n);                                \
                 memcpy(&a, acc + j, (size_t)(n < NL ? n : NL) * sizeof acc[0]);                    \
-                if (skip_nan) v = GP_SELECT(__typeof__(v != v), v != v, identity, v);              \
+                if (skip_nan) v = GP_SELECT(__typeof__(v != v), v != v, nan_as_##SUFFIX(op, IS_SIGNED), v); \
                 const VEC b = combine_##SUFFIX(a, v, op, IS_SIGNED);                               \
                 GP_STORE_PART(acc + j, b, n);                                                      \
                 PREFIX##_scan_store((char *)out + (r * stride + j) * out_size, 0, exclusive ? a : b, n, out_size); \

@@ -216,7 +216,7 @@ scan_tiles_kernel(const In *in, Out *out, int64_t n, int64_t tiles_per_row, Tile
     Tile::template transform<Op, Acc>(in_tile, out_tile, warp_valid, [&](Acc x) {
         const Acc before = running;
         running = op(running, x);
-        return convert<Out>(exclusive ? before : running);
+        return convert<Out>(exclusive ? numpy_sum<Op>(before) : running);
     });
     Tile::flush(out + warp_offset, warp_valid, out_tile);
 }
@@ -253,7 +253,7 @@ scan_short_rows_kernel(const In *in, Out *out, int64_t rows, int64_t n, int widt
 #pragma unroll
             for (int i = 0; i < items; ++i)
                 if (active && first + i < n)
-                    dst[first + i] = convert<Out>(exclusive ? (i == 0 ? before : op(before, values[i - 1]))
+                    dst[first + i] = convert<Out>(exclusive ? numpy_sum<Op>(i == 0 ? before : op(before, values[i - 1]))
                                                             : op(before, values[i]));
             carry = op(carry, __shfl_sync(full_mask, inclusive, width - 1, width));
         }
@@ -263,8 +263,9 @@ scan_short_rows_kernel(const In *in, Out *out, int64_t rows, int64_t n, int widt
 
 // inner > 1: a thread per column walks its chunk with stride `inner` (coalesced across the warp),
 // starting from carry[(o * chunks + chunk) * inner + i] when carry is given; the last chunk leaves
-// the column's total in totals[o * inner + i] when totals is given.  in may equal out.
-template <class Op, class In, class Acc, class Out>
+// the column's total in totals[o * inner + i] when totals is given.  in may equal out.  Carries:
+// the outputs are other chunks' carries, kept as the operator made them (not as NumPy shows them).
+template <class Op, class In, class Acc, class Out, bool Carries = false>
 __global__ void __launch_bounds__(ReduceTuning::threads)
 scan_columns_kernel(const In *in, Out *out, int64_t outer, int64_t n, int64_t inner, int64_t chunk,
                     const Acc *carry, int exclusive, Acc *totals)
@@ -281,7 +282,7 @@ scan_columns_kernel(const In *in, Out *out, int64_t outer, int64_t n, int64_t in
         for (int64_t k = begin; k < end; ++k) {
             const Acc x = operand<Acc, Op>(in[base + k * inner]);
             if (exclusive) {
-                out[base + k * inner] = convert<Out>(running);
+                out[base + k * inner] = convert<Out>(Carries ? running : numpy_sum<Op>(running));
                 running = op(running, x);
             } else {
                 running = op(running, x);
@@ -351,7 +352,7 @@ int scan_columns(int device, const In *in, Out *out, int64_t outer, int64_t n, i
     reduce_columns_kernel<Op, In, Acc, Acc><<<geometry.grid, threads, 0, stream>>>(
         in, chunk_carry.as<Acc>(), outer, n, inner, geometry.chunk);
     GP_CHECK_LAUNCH(err, "reduce_columns_kernel");
-    scan_columns_kernel<PartialOp, Acc, Acc, Acc><<<dim3(geometry.grid.x, 1), threads, 0, stream>>>(
+    scan_columns_kernel<PartialOp, Acc, Acc, Acc, true><<<dim3(geometry.grid.x, 1), threads, 0, stream>>>(
         chunk_carry.as<Acc>(), chunk_carry.as<Acc>(), outer, geometry.chunks, inner, geometry.chunks,
         carry.in, 1, carry.out);
     GP_CHECK_LAUNCH(err, "scan_columns_kernel");
@@ -390,7 +391,7 @@ template <class In, class F> int dispatch_scan_types(const gp_scan_args &args, g
     };
     using CompareAcc = type_tag<typename minmax_accumulator<In>::type>;
     switch (args.op) {
-    case GP_SUM: return accumulate(type_tag<SumOp>{});
+    case GP_SUM: return accumulate(type_tag<ScanSumOp>{});
     case GP_PROD: return accumulate(type_tag<ProdOp>{});
     case GP_MIN: return f(type_tag<MinOp>{}, CompareAcc{}, type_tag<In>{});
     case GP_MAX: return f(type_tag<MaxOp>{}, CompareAcc{}, type_tag<In>{});

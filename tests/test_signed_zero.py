@@ -1,0 +1,81 @@
+"""The sign of a zero result, as NumPy gives it.
+
+NumPy's sums start from +0.0 (``add.reduce`` folds its identity in), so a sum, a nan-sum or a mean
+of negative zeros is +0.0, while ``cumsum`` starts from the first element (a scan of -0.0 is -0.0)
+and ``nancumsum`` reads a NaN as +0.0.  Equal under ``==``, these differ under ``signbit`` and
+under division (1 / -0.0 is -inf).
+"""
+import numpy as np
+import pytest
+
+import gpuprims
+
+FLOATS = ["float16", "float32", "float64"]
+# one element, one vector, several pieces, several threads' share
+SIZES = [1, 7, 300, 5003, (1 << 17) + 1]
+
+
+def _zeros(dtype, n, nan_every=0, first_nan=0):
+    a = np.full(n, -0.0, dtype=dtype)
+    if nan_every:
+        a[first_nan::nan_every] = np.nan
+    return a
+
+
+def _assert_same_signs(got, expected):
+    got, expected = np.asarray(got), np.asarray(expected)
+    assert got.shape == expected.shape
+    np.testing.assert_array_equal(np.signbit(got), np.signbit(expected))
+    np.testing.assert_array_equal(got, expected)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("n", SIZES)
+@pytest.mark.parametrize("name", ["sum", "nansum", "mean", "nanmean"])
+def test_reductions_of_negative_zeros(device, name, dtype, n):
+    # NaNs from the second element on: a slice of NaNs alone gives a NaN, whose sign means nothing
+    a = _zeros(dtype, n, nan_every=3 if name.startswith("nan") else 0, first_nan=1)
+    _assert_same_signs(getattr(gpuprims, name)(a, device=device), getattr(np, name)(a))
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("shape", [(3, 5), (300, 70), (70, 300)])
+@pytest.mark.parametrize("axis", [0, 1])
+@pytest.mark.parametrize("name", ["sum", "nansum", "mean"])
+def test_axis_reductions_of_negative_zeros(device, name, dtype, shape, axis):
+    a = np.full(shape, -0.0, dtype=dtype)
+    if name == "nansum":
+        a[::2, ::3] = np.nan
+    _assert_same_signs(getattr(gpuprims, name)(a, axis=axis, device=device), getattr(np, name)(a, axis=axis))
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("n", SIZES)
+def test_scans_keep_the_first_elements_sign(device, dtype, n):
+    a = _zeros(dtype, n)
+    _assert_same_signs(gpuprims.cumsum(a, device=device), np.cumsum(a))
+    _assert_same_signs(gpuprims.prefix_sum(a, device=device), np.cumsum(a))
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("n", SIZES)
+def test_nancumsum_reads_nan_as_positive_zero(device, dtype, n):
+    for nan_every in (1, 2, 3):
+        a = _zeros(dtype, n, nan_every)
+        _assert_same_signs(gpuprims.nancumsum(a, device=device), np.nancumsum(a))
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("axis", [0, 1])
+def test_axis_scans_of_negative_zeros(device, dtype, axis):
+    a = np.full((70, 300), -0.0, dtype=dtype)
+    _assert_same_signs(gpuprims.cumsum(a, axis=axis, device=device), np.cumsum(a, axis=axis))
+    a[::2, ::3] = np.nan
+    _assert_same_signs(gpuprims.nancumsum(a, axis=axis, device=device), np.nancumsum(a, axis=axis))
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_cumulative_sum_with_its_initial_zero(device, dtype):
+    a = _zeros(dtype, 300)
+    _assert_same_signs(gpuprims.cumulative_sum(a, include_initial=True, device=device),
+                       np.concatenate([np.zeros(1, dtype), np.cumsum(a)]))
