@@ -5,7 +5,8 @@ NumPy's reductions and accumulations of floats warn (or raise, call, print, log:
 reduce") or make a NaN from numbers ("invalid value encountered in accumulate").  The backends
 do not keep the FPU's flags, so gpuprims looks at the results instead: the core calls
 :func:`report` when a float sum's or product's results hold inf or NaN (finite results cost one
-pass over the results, nothing more), and the finish step of a narrowing cast calls
+pass over the results, nothing more; device-resident results are checked on the device by
+:func:`check_device_result`), and the finish step of a narrowing cast calls
 :func:`report_cast_overflow`.  The error is then raised through NumPy itself, on a tiny array that
 makes the same error, so that every ``numpy.errstate`` mode behaves exactly as NumPy's own.
 """
@@ -47,3 +48,38 @@ def report_cast_overflow(kind, output, cast):
     reduction reports it."""
     if not np.isfinite(cast).all() and np.isfinite(output).all():
         _signal(kind, cast.dtype, True, False)
+
+
+_SUM, _PROD = 0, 1  # gp_op's codes of the operators checked (fp_errors.c checks the same calls)
+
+
+def check_device_result(entry, params, result, source):
+    """After the core's `entry` (``_core.reduce`` or ``_core.scan``) wrote the DeviceArray `result`
+    from the DeviceArray `source`: the check the core makes on host results (fp_errors.c), on the
+    device.  A float sum's or product's results (a scan's: the last slice along its axis, which a
+    non-finite running value reaches) are summed on the device, one tiny reduction; only where
+    that total is inf or NaN are the result and the input copied to the host for :func:`report`."""
+    from . import _core
+    from ._device_array import DeviceArray
+
+    if entry is _core.reduce:
+        op, _, outer, n, inner, _, skip_nan = params
+        kind = "reduce"
+    elif entry is _core.scan:
+        _, outer, n, inner, _, op, skip_nan = params
+        kind = "accumulate"
+    else:
+        return
+    if op not in (_SUM, _PROD) or result.dtype.kind != "f" or result.size == 0 or n == 0:
+        return
+    checked = result
+    if kind == "accumulate":  # the last slice, gathered into a contiguous (outer, inner) array
+        checked = DeviceArray._empty((outer, inner), result.dtype, result.device_index)
+        last = (result.ptr + (n - 1) * inner * result.itemsize, result.dtype.num, (outer, inner), (n * inner, 1))
+        _core.copy(last, checked.ptr, result.device_index, 0)
+    total = DeviceArray._empty((), result.dtype, result.device_index)
+    _core.reduce(checked._operand(), total.ptr, result.device_index, 0, _SUM, result.dtype.num, 1, checked.size, 1)
+    with np.errstate(all="ignore"):
+        if np.isfinite(total.get()):
+            return
+    report(kind, result.get(), source.get(), (outer, n, inner), skip_nan)

@@ -21,6 +21,7 @@ import numpy as np
 from . import _core
 from ._device import default_index
 from ._device_array import DeviceArray
+from ._fperrors import check_device_result
 
 _DESCRIBE, _TILES = -1, -2  # the core's `repeats` values that plan (or tile) without running
 _REDUCE, _SCAN = 0, 1  # the core's primitives (gp_primitive) the quick lane replays
@@ -141,7 +142,10 @@ class Plan:
             out = DeviceArray._empty(self.out_shape, self.out_dtype, source.device_index)
         result = self.entry(source._operand(), out.ptr if out is not None else 0, source.device_index, repeats,
                             *self.params)
-        return out if repeats == 0 else result
+        if repeats != 0:
+            return result
+        check_device_result(self.entry, self.params, out, source)  # the host's floating-point check
+        return out
 
     def time(self, repeats):
         """Milliseconds of `repeats` runs of the call's work (on a GPU: its device work, the input

@@ -154,3 +154,34 @@ def test_found_in_every_result_position(device, dtype, column):
     assert _messages(gpuprims.cumsum, a, axis=0, device=device)[1] == ["overflow encountered in accumulate"]
     a[:2, column] = -np.finfo(dtype).max  # negative: the sign bit is not a finite magnitude's
     assert _messages(gpuprims.sum, a, axis=0, device=device)[1] == ["overflow encountered in reduce"]
+
+
+@pytest.mark.skipif(not gpuprims.cuda_available(), reason="CUDA not available")
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("name", REDUCTIONS + SCANS)
+def test_device_resident_results(name, dtype):
+    """Device-resident inputs: the results stay on the device, and the same warnings as NumPy's."""
+    for case, a in _cases(dtype, "prod" in name).items():
+        expected, expected_messages = _messages(_numpy(name), a)
+        got, messages = _messages(getattr(gpuprims, name), gpuprims.to_device(a))
+        assert isinstance(got, gpuprims.DeviceArray), case
+        assert messages == expected_messages, (case, messages, expected_messages)
+        np.testing.assert_array_equal(np.isinf(got.get()), np.isinf(expected))
+
+
+@pytest.mark.skipif(not gpuprims.cuda_available(), reason="CUDA not available")
+def test_device_resident_scans_along_each_axis():
+    """The last slice of a scan along an axis (gathered on the device) holds every line's end."""
+    big = np.finfo(np.float32).max
+    for shape, axis in (((4, 300), 1), ((300, 4), 0), ((3, 200, 5), 1)):
+        for line in range(4):
+            a = np.ones(shape, np.float32)
+            index = [line % s for s in shape]
+            for position in (shape[axis] // 2, shape[axis] // 2 + 1):  # two of the largest: an overflow
+                index[axis] = position
+                a[tuple(index)] = big
+            assert _messages(np.cumsum, a, axis=axis)[1] == ["overflow encountered in accumulate"]
+            got, messages = _messages(gpuprims.cumsum, gpuprims.to_device(a), axis=axis)
+            assert messages == ["overflow encountered in accumulate"], (shape, axis, line)
+            with np.errstate(over="raise"), pytest.raises(FloatingPointError):
+                gpuprims.sum(gpuprims.to_device(a), axis=axis)
