@@ -52,6 +52,20 @@ def shape_axis_params(cases):
             for s, a in cases]
 
 
+# Streamed calls in tiles of a few bytes cut every row and column; on the long shapes they launch
+# 10^4-10^5 tiles (about a minute per test on an H100), so those take the larger chunks only.
+STREAM_CASES = [((1009,), None), ((37, 53), 0), ((37, 53), 1), ((5, 7, 11), 1), ((3, 40000), 1), ((20000, 3), 0)]
+STREAM_CHUNKS = [8, 200, 4096]
+
+
+def stream_params(cases=STREAM_CASES, chunks=STREAM_CHUNKS, tiny_chunk_max_size=4096):
+    """pytest params (shape, axis, chunk) for forced streaming: every case with every chunk, but
+    chunks under 64 bytes only for shapes of at most `tiny_chunk_max_size` elements."""
+    import pytest
+    return [pytest.param(s, a, c, id=f"{'x'.join(map(str, s))}-ax{a!r}-{c}".replace(" ", ""))
+            for s, a in cases for c in chunks if c >= 64 or math.prod(s) <= tiny_chunk_max_size]
+
+
 # --------------------------------------------------------------------------
 # random data
 # --------------------------------------------------------------------------

@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 
 import gpuprims
-from gp_testutils import ALL_DTYPES, FLOAT_DTYPES, SMALL_SIZES, assert_same_kind_of_result, gp_call, make_data
+from gp_testutils import ALL_DTYPES, FLOAT_DTYPES, SMALL_SIZES, assert_same_kind_of_result, gp_call, make_data, \
+    stream_params
 
 cuda = pytest.mark.skipif(not gpuprims.cuda_available(), reason="CUDA not available")
 FUNCS = ["argmin", "argmax"]
@@ -149,12 +150,8 @@ def test_device_resident(rng, func, dtype):
     assert np.array_equal(getattr(gpuprims, func)(view, axis=1).get(), getattr(np, func)(a.T, axis=1))
 
 
-STREAM_CASES = [((1009,), None), ((37, 53), 0), ((37, 53), 1), ((5, 7, 11), 1), ((3, 40000), 1), ((20000, 3), 0)]
-
-
 @cuda
-@pytest.mark.parametrize("chunk", [8, 200, 4096])
-@pytest.mark.parametrize("shape,axis", STREAM_CASES, ids=[f"{'x'.join(map(str, s))}-ax{a}" for s, a in STREAM_CASES])
+@pytest.mark.parametrize("shape,axis,chunk", stream_params())
 @pytest.mark.parametrize("dtype", ALL_DTYPES)
 @pytest.mark.parametrize("func", FUNCS)
 def test_streamed(monkeypatch, rng, func, dtype, shape, axis, chunk):

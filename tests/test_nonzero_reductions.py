@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import gpuprims
-from gp_testutils import ALL_DTYPES, FLOAT_DTYPES, SMALL_SIZES, assert_same_kind_of_result, gp_call
+from gp_testutils import ALL_DTYPES, FLOAT_DTYPES, SMALL_SIZES, assert_same_kind_of_result, gp_call, stream_params
 
 cuda = pytest.mark.skipif(not gpuprims.cuda_available(), reason="CUDA not available")
 FUNCS = ["any", "all", "count_nonzero"]
@@ -110,13 +110,9 @@ def test_device_resident(rng, func, dtype):
         assert np.array_equal(got.get(), expected)
 
 
-STREAM_CASES = [((1009,), None), ((37, 53), 0), ((37, 53), 1), ((5, 7, 11), (0, 2)), ((3, 40000), 1), ((20000, 3), 0)]
-
-
 @cuda
-@pytest.mark.parametrize("chunk", [8, 200, 4096])
-@pytest.mark.parametrize("shape,axis", STREAM_CASES, ids=[f"{'x'.join(map(str, s))}-ax{a}".replace(" ", "")
-                                                          for s, a in STREAM_CASES])
+@pytest.mark.parametrize("shape,axis,chunk", stream_params([((1009,), None), ((37, 53), 0), ((37, 53), 1), ((5, 7, 11), (0, 2)),
+                                                           ((3, 40000), 1), ((20000, 3), 0)]))
 @pytest.mark.parametrize("dtype", ALL_DTYPES)
 @pytest.mark.parametrize("func", FUNCS)
 def test_streamed(monkeypatch, rng, func, dtype, shape, axis, chunk):
