@@ -11,6 +11,7 @@ GPU array), the correlation runs on that GPU and returns a DeviceArray there.  T
 always read from the host, so a device-resident mask is copied down first (masks are small).
 """
 import functools
+import math
 import operator
 
 import numpy as np
@@ -44,7 +45,7 @@ def _correlation(image, mask, out_rows, out_cols, offsets, dtype, shape, index, 
     # NumPy's 1-D correlation sums only the taps that overlap the signal, where the backends
     # multiply the taps past its ends by zeros: the same sums unless a tap is inf or NaN.  Such
     # masks run from the host, whose result is then mended (and moved back to the device).
-    fix_edges = overlaps_only and dtype.kind == "f" and not np.isfinite(mask).all()
+    fix_edges = overlaps_only and dtype.kind == "f" and not _all_finite(mask)
     if isinstance(image, DeviceArray):
         image = image.get() if fix_edges else image.contiguous() if image.dtype == dtype else image.astype(dtype)
     if not isinstance(image, DeviceArray):
@@ -59,8 +60,24 @@ def _correlation(image, mask, out_rows, out_cols, offsets, dtype, shape, index, 
             result = result._flipped() if isinstance(result, DeviceArray) else np.ascontiguousarray(np.flip(result))
         return to_device(result, f"cuda:{index}") if resident and fix_edges else result
 
-    params = (mask, np.zeros((), dtype) if fill is None else fill, out_rows, out_cols, offsets[0], offsets[1], boundary)
+    params = (mask, _zero(dtype) if fill is None else fill, out_rows, out_cols, offsets[0], offsets[1], boundary)
     return Plan(_core.correlate, image, params, shape, dtype, index, finish if fix_edges or reverse else None)
+
+
+def _all_finite(mask):
+    """Whether every tap is finite: a short mask's Python sum is finite only then (or overflows,
+    which only sends the call the careful way), cheaper than a NumPy loop on a few taps."""
+    if mask.size <= 64:
+        return math.isfinite(sum(mask.ravel().tolist()))
+    return bool(np.isfinite(mask).all())
+
+
+@functools.lru_cache(maxsize=None)
+def _zero(dtype):
+    """The fill value of a correlation that reads no fill (read-only: shared between calls)."""
+    zero = np.zeros((), dtype)
+    zero.flags.writeable = False
+    return zero
 
 
 def _sum_overlaps_only(result, signal, taps, offset):
@@ -140,13 +157,21 @@ def _numpy_operand(x, name, function, allow_scalar):
 def _numpy_result_dtype(a, v, function):
     """np.result_type of the two (1-D) operands (NumPy converts both to it), if gpuprims supports
     it."""
-    try:
-        dtype = np.result_type(a.dtype, v.dtype)
-    except TypeError:
-        raise TypeError(f"gpuprims.{function} does not support dtypes {a.dtype} and {v.dtype}") from None
+    dtype = _result_dtype(a.dtype, v.dtype)
+    if dtype is None:
+        raise TypeError(f"gpuprims.{function} does not support dtypes {a.dtype} and {v.dtype}")
     if not supported(dtype):
         raise _unsupported(dtype, function)
     return dtype
+
+
+@functools.lru_cache(maxsize=256)
+def _result_dtype(first, second):
+    """np.result_type of two dtypes, or None where NumPy has none (worked out once per pair)."""
+    try:
+        return np.result_type(first, second)
+    except TypeError:
+        return None
 
 
 def numpy_window(n, m, mode):

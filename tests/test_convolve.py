@@ -195,6 +195,17 @@ def test_1d_nan_and_inf(device):
                 got[np.isinf(expected)], expected[np.isinf(expected)])
 
 
+def test_1d_finite_taps_whose_sum_overflows(device):
+    """Taps that are finite but sum past the largest float: the careful way's result is NumPy's."""
+    big = np.finfo(np.float64).max
+    a = np.array([0.5, -1e-300, 2.0, 0.0, 3.0])
+    for v in (np.array([big, big, -big]), np.array([big / 4, 1.0])):
+        for mode in MODES:
+            with np.errstate(all="ignore"):
+                expected = np.convolve(a, v, mode)
+            np.testing.assert_array_equal(gp("convolve", a, v, mode, device=device), expected)
+
+
 @pytest.mark.parametrize("taps", [1, 2, 3, 8, 31, 300])
 @pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
 def test_1d_nonfinite_taps(device, rng, dtype, taps):
