@@ -7,8 +7,11 @@
  * window lies inside the image read the image rows in place; the others (the edges, and every
  * float16 block, converted to float32) read segments built with the boundary rule: the run inside
  * the image copied, the rest mapped (wrap, symm) or filled.  Rows outside the image under the fill
- * rule read a segment of fill values.  Since every output is computed alone and the same way, the
- * cut changes no result. */
+ * rule read a segment of fill values.  A small image run by one thread is instead padded whole
+ * first, with the same segments (SMALL_PADDED_BYTES): then every output reads in place, one kernel
+ * call per output row, where the edges of a short row would cost three calls and a segment per
+ * mask row each.  Since every output is computed alone and the same way, neither the cut nor the
+ * padding changes a result. */
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +22,9 @@
 
 enum { BLOCK = 512 };                 /* outputs per task */
 enum { STACK_SCRATCH = 32 * 1024 };   /* a part's scratch up to this size lives on the stack */
+/* One-thread images whose padded copy fits this are padded first (convolve2d 'same', 5 x 5 mask,
+ * float32 on the 2-core host: 8 x 8 12.3 -> 2.9 us, 64 x 64 65 -> 21 us in the core call). */
+enum { SMALL_PADDED_BYTES = 256 * 1024 };
 
 typedef struct {
     const gp_correlate_args *d;
@@ -157,6 +163,26 @@ static void run_range_of_tasks(void *ctx, int64_t first, int64_t last)
     if (run_part_tasks(run->job, first, last)) atomic_store(&run->failed, 1);
 }
 
+/* The job's outputs all read in place from `padded`: the image with the boundary rule applied
+ * around it, one row of out_cols + mask_cols - 1 elements per row that the outputs read (the fill
+ * rule's outside rows as fill values), built as run_range's segments are.  `args` receives the
+ * padded image's description (no offsets), which the job then points at. */
+static void pad_image(correlate_job *job, gp_correlate_args *args, char *padded)
+{
+    const gp_correlate_args *d = job->d;
+    *args = *d;
+    args->rows = d->out_rows + d->mask_rows - 1;
+    args->cols = d->out_cols + d->mask_cols - 1;
+    args->row_offset = args->col_offset = 0;
+    for (int64_t r = 0; r < args->rows; ++r)
+        build_segment(job, gp_boundary_index(r + d->row_offset, d->rows, d->boundary), d->col_offset, args->cols,
+                      padded + r * args->cols * job->size);
+    job->d = args;
+    job->image = padded;
+    job->first_inside = 0;
+    job->last_inside = d->out_cols;
+}
+
 int gp_cpu_correlate(const gp_call *call, gp_error *err)
 {
     const gp_correlate_args *d = &call->correlate;
@@ -190,7 +216,18 @@ int gp_cpu_correlate(const gp_call *call, gp_error *err)
     /* Parts by multiply-adds: a part has at least GP_CPU_PART_BYTES * 2 of them. */
     job.parts = gp_cpu_parts((double)d->out_rows * (double)d->out_cols * (double)taps / 2.0, job.tasks);
     int failed = 0;
-    if (job.parts == 1) {
+    const double padded_bytes = (double)(d->out_rows + d->mask_rows - 1) * (double)(d->out_cols + d->mask_cols - 1) *
+                                (double)job.size;
+    if (job.parts == 1 && job.tasks > 0 && !job.is_half && padded_bytes <= SMALL_PADDED_BYTES) {
+        char *padded = malloc((size_t)padded_bytes);
+        gp_correlate_args padded_args;
+        failed = padded == NULL;
+        if (!failed) {
+            pad_image(&job, &padded_args, padded);
+            failed = run_part_tasks(&job, 0, job.tasks);
+        }
+        free(padded);
+    } else if (job.parts == 1) {
         failed = run_part_tasks(&job, 0, job.tasks);
     } else {
         parallel_run run = {.job = &job};
