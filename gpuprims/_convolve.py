@@ -301,10 +301,7 @@ def _scipy_result_dtype(in1, in2, function):
     SciPy has no bool and float16 kernels and refuses objects, strings and datetimes with a
     ValueError; complex and long double, which SciPy has but gpuprims does not, are a TypeError.
     """
-    try:
-        dtype = np.result_type(in1.dtype, in2.dtype)
-    except TypeError:
-        dtype = np.dtype(object)
+    dtype = _result_dtype(in1.dtype, in2.dtype) or np.dtype(object)
     if dtype.kind in "iu" or dtype.char in "fd":
         return dtype
     if dtype.kind in "cf" and not supported(dtype):
@@ -315,6 +312,8 @@ def _scipy_result_dtype(in1, in2, function):
 def _scipy_fill_value(fillvalue, dtype):
     """SciPy's fillvalue as a 0-d array of `dtype`: sigtools' conversion (PyArray_FromObject,
     which does not force casts), with its fall-back through complex that ends in an error."""
+    if type(fillvalue) is int and fillvalue == 0:  # the default
+        return _zero(dtype)
     try:
         fill = _core.array_from_object(fillvalue, dtype.num)
     except Exception:  # noqa: BLE001 - sigtools clears any error and tries complex
