@@ -58,7 +58,12 @@ def check_device_result(entry, params, result, source):
     from the DeviceArray `source`: the check the core makes on host results (fp_errors.c), on the
     device.  A float sum's or product's results (a scan's: the last slice along its axis, which a
     non-finite running value reaches) are summed on the device, one tiny reduction; only where
-    that total is inf or NaN are the result and the input copied to the host for :func:`report`."""
+    that total is inf or NaN are the result and the input copied to the host for :func:`report`.
+    Under ``np.errstate(over="ignore", invalid="ignore")`` nothing could be reported, so nothing is
+    checked: the call then stays asynchronous."""
+    errors = np.geterr()
+    if errors["over"] == "ignore" and errors["invalid"] == "ignore":
+        return
     from . import _core
     from ._device_array import DeviceArray
 

@@ -185,3 +185,16 @@ def test_device_resident_scans_along_each_axis():
             assert messages == ["overflow encountered in accumulate"], (shape, axis, line)
             with np.errstate(over="raise"), pytest.raises(FloatingPointError):
                 gpuprims.sum(gpuprims.to_device(a), axis=axis)
+
+
+@pytest.mark.skipif(not gpuprims.cuda_available(), reason="CUDA not available")
+def test_device_resident_check_skipped_where_nothing_would_be_reported(monkeypatch):
+    """With overflow and invalid ignored, no device check runs (no readback, no synchronisation)."""
+    from gpuprims import _device_array
+    big = np.finfo(np.float32).max
+    d = gpuprims.to_device(np.array([big, big], np.float32))
+    memcpy, readbacks = _device_array._core.memcpy, []
+    monkeypatch.setattr(_device_array._core, "memcpy", lambda *args: readbacks.append(args) or memcpy(*args))
+    with np.errstate(over="ignore", invalid="ignore"):
+        assert np.isinf(gpuprims.sum(d).get())  # .get() itself reads back once
+    assert len(readbacks) == 1
