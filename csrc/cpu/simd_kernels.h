@@ -22,7 +22,8 @@
  *     (NumPy adds every row in float32), the blocks in double, in row order.
  *   - float products multiply in 32 double lanes; along columns in row order, float32 and float16
  *     blocks of 8 rows in float32 first (NumPy multiplies every row in float32), then in double.
- *   - sums start from -0.0, the identity of IEEE addition, so that a sum of -0.0 is -0.0.
+ *   - sums start from -0.0, the identity of IEEE addition, so that a scan of -0.0 is -0.0 (a
+ *     reduction's result then gets NumPy's +0.0 start in reduce.c); nan-scans read NaN as +0.0.
  * Scans (gp_scan_run_fn): in-register scans of a logical vector, its last lane carried on; float32
  * and float16 inputs with a float32 or float16 result scan in float32 lanes, as NumPy does, with
  * the pieces' totals and offsets in double. */
