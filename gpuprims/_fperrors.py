@@ -12,6 +12,9 @@ makes the same error, so that every ``numpy.errstate`` mode behaves exactly as N
 """
 import numpy as np
 
+from . import _core
+from ._device_array import DeviceArray
+
 
 def _signal(kind, dtype, overflow, invalid):
     """Make NumPy report `overflow` and/or `invalid` in its `kind` ("reduce" or "accumulate") loop
@@ -61,12 +64,6 @@ def check_device_result(entry, params, result, source):
     that total is inf or NaN are the result and the input copied to the host for :func:`report`.
     Under ``np.errstate(over="ignore", invalid="ignore")`` nothing could be reported, so nothing is
     checked: the call then stays asynchronous."""
-    errors = np.geterr()
-    if errors["over"] == "ignore" and errors["invalid"] == "ignore":
-        return
-    from . import _core
-    from ._device_array import DeviceArray
-
     if entry is _core.reduce:
         op, _, outer, n, inner, _, skip_nan = params
         kind = "reduce"
@@ -76,6 +73,9 @@ def check_device_result(entry, params, result, source):
     else:
         return
     if op not in (_SUM, _PROD) or result.dtype.kind != "f" or result.size == 0 or n == 0:
+        return
+    errors = np.geterr()
+    if errors["over"] == "ignore" and errors["invalid"] == "ignore":
         return
     checked = result
     if kind == "accumulate":  # the last slice, gathered into a contiguous (outer, inner) array
