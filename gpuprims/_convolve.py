@@ -19,7 +19,7 @@ import numpy as np
 from . import _core
 from ._boundary import SUPPORTED_NAMES, as_ndarray, placement, supported
 from ._device_array import DeviceArray, device_view, to_device
-from ._plan import Plan
+from ._plan import QUICK_SLOTS, Plan
 
 FILL, WRAP, SYMM = 0, 1, 2  # gp_boundary in csrc/contract/gp_call.h
 
@@ -101,14 +101,27 @@ def _host(array):
     return array.get() if isinstance(array, DeviceArray) else array
 
 
-def _run(name, operands, device, *options):
-    """gpuprims.<name>(*operands, *options, device=device): on the GPU of any device-resident
-    operand, with a DeviceArray result; else on `device`, with a NumPy result."""
+def _run(name, operands, device, mode, *options):
+    """gpuprims.<name>(*operands, mode, *options, device=device): on the GPU of any device-resident
+    operand, with a DeviceArray result; else on `device`, with a NumPy result.  With the default
+    boundary and fill (`options` empty for NumPy's functions), from the core's quick lane once the
+    first such call with these shapes and mode taught it."""
+    image, mask = operands
+    quick = not options or (type(options[0]) is str and options[0] == "fill" and type(options[1]) is int
+                            and options[1] == 0)
+    if quick:
+        slot = QUICK_SLOTS[name]
+        result = _core.quick(slot, image, device, mask, mode)
+        if result is not NotImplemented:
+            return result
     views = [device_view(x) for x in operands]
     index = placement(name, device, views)
     operands = [x if view is None else view for x, view in zip(operands, views)]
     resident = any(view is not None for view in views)
-    return _PLANNERS[name](index, resident, *operands, *options).run()
+    plan = _PLANNERS[name](index, resident, *operands, mode, *options)
+    if quick and not resident:
+        plan.teach_quick_lane(slot, image, mask, mode, name in ("convolve", "convolve2d"), not options)
+    return plan.run()
 
 
 # ---------------------------------------------------------------------------------------------

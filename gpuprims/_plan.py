@@ -7,9 +7,10 @@ the backend output's shape and dtype, and a `finish` step (a cast, a reversal, a
 and how the call runs is decided once, by the planner in C, from the device index the boundary
 found (``_boundary``): this layer never routes.
 
-The common call of a reduction or scan (a NumPy array, every other argument at its default) has
-a shorter way: the core's quick lane (``_core.quick``) replays the plan that the function's first
-such call made for the array's dtype (:meth:`Plan.teach_quick_lane`), without this layer.
+The common calls (NumPy arrays, the other arguments plain: a reduction of the whole array or along
+one axis, a 1-D scan, a transpose with its axes reversed, a correlation with the default boundary)
+have a shorter way: the core's quick lane (``_core.quick``) replays the plan that the function's
+first such call made for the array's dtype (:meth:`Plan.teach_quick_lane`), without this layer.
 
 The same plan serves the private hooks: :func:`planned` runs a public function as a dry run and
 returns its plan, which ``explain`` describes and ``_timing`` times.
@@ -24,13 +25,18 @@ from ._device_array import DeviceArray
 from ._fperrors import check_device_result
 
 _DESCRIBE, _TILES = -1, -2  # the core's `repeats` values that plan (or tile) without running
-_REDUCE, _SCAN = 0, 1  # the core's primitives (gp_primitive) the quick lane replays
+# The kinds of recipe the quick lane replays (quick_kind in csrc/glue/calls.c).
+_WHOLE, _AXIS, _SCAN, _TRANSPOSE, _CORRELATE = range(5)
 
-# The quick lane's slot of each function it serves (the core keeps one recipe per slot and dtype).
+_LANE_REDUCTIONS = ("sum", "prod", "min", "max", "any", "all", "argmin", "argmax",
+                    "nansum", "nanprod", "nanmin", "nanmax", "nanargmin", "nanargmax")
+# The quick lane's slot of each call it serves (the core keeps one recipe per slot and dtype): a
+# reduction's whole-array call under its name, its call along one axis as "<name>/axis".
 QUICK_SLOTS = {name: slot for slot, name in enumerate((
-    "sum", "prod", "min", "max", "any", "all", "argmin", "argmax",
+    *_LANE_REDUCTIONS, *(f"{name}/axis" for name in _LANE_REDUCTIONS),
     "cumsum", "cumprod", "cummax", "cummin", "nancumsum", "nancumprod",
-    "nansum", "nanprod", "nanmin", "nanmax", "nanargmin", "nanargmax"))}
+    "transpose", "convolve", "correlate", "convolve2d", "correlate2d"))}
+QUICK_AXIS_SLOTS = {name: QUICK_SLOTS[f"{name}/axis"] for name in _LANE_REDUCTIONS}
 
 
 class _DryRun(threading.local):
@@ -109,18 +115,40 @@ class Plan:
         result = output if self.finish is None else self.finish(output)
         return result if out is None else cast_into(out, result)
 
-    def teach_quick_lane(self, slot, a):
+    def teach_quick_lane(self, slot, a, *arguments):
         """Teach the core's quick lane this plan, made for the common call of the function in
-        `slot` on the NumPy array `a`, when it replays for every array of a's dtype: a whole
-        reduction or a 1-D scan of `a` itself (no cast, no finish step)."""
-        if self.finish is not None or self.source is not a or not a.dtype.isnative:
+        `slot` on the NumPy array `a`, when it replays for every such call on arrays of a's dtype.
+
+        The caller vouches for the call's other arguments: none (a whole reduction, a 1-D scan, a
+        transpose that reverses the axes), `axis` (a reduction along it), or `mask, mode, flip,
+        overlaps_only` (a correlation with a zero fill: the mask reversed when `flip`, finite
+        masks only when `overlaps_only`; replayed for operands of these shapes and this mode).
+        Plans that cast, move or swap their operands, or finish their result, are not taught.
+        """
+        if self.finish is not None or type(a) is not np.ndarray or not a.dtype.isnative:
             return
-        if self.entry is _core.reduce and self.out_shape == ():
+        recipe = None
+        if self.entry is _core.reduce and self.source is a and (arguments or self.out_shape == ()):
             op, out_typenum, _, _, _, _, skip_nan = self.params  # the nan-functions' NaN rule travels too
-            _core.learn_quick(slot, a.dtype.num, _REDUCE, op, out_typenum, False, skip_nan, default_index())
-        elif self.entry is _core.scan and a.ndim == 1:
+            recipe = (_AXIS if arguments else _WHOLE, op, out_typenum, skip_nan)
+        elif self.entry is _core.scan and self.source is a and a.ndim == 1:
             out_typenum, _, _, _, exclusive, op, skip_nan = self.params
-            _core.learn_quick(slot, a.dtype.num, _SCAN, op, out_typenum, exclusive, skip_nan, default_index())
+            recipe = (_SCAN, op, out_typenum, exclusive, skip_nan)
+        elif self.entry is _core.copy:
+            recipe = (_TRANSPOSE,)
+        elif self.entry is _core.correlate:
+            mask, mode, flip, overlaps_only = arguments
+            image = self.source
+            # The image is `a` itself (1-D: as one row), not the mask swapped in, and nothing is cast.
+            if (type(mask) is np.ndarray and type(mode) in (str, int) and mask.dtype == a.dtype == image.dtype
+                    and image.size == a.size
+                    and image.shape[-1] == a.shape[-1]
+                    and (image is a or image.base is (a if a.base is None else a.base))):
+                _, _, out_rows, out_cols, row_offset, col_offset, _ = self.params
+                recipe = (_CORRELATE, a.shape, mask.shape, mode, flip, overlaps_only, out_rows, out_cols,
+                          row_offset, col_offset)
+        if recipe is not None:
+            _core.learn_quick(slot, a.dtype.num, recipe[0], default_index(), *recipe[1:])
 
     def _writes_into(self, out):
         """Whether the backend's output can go straight into `out`: no finish step, and `out` of the

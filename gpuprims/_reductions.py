@@ -24,7 +24,7 @@ from . import _core
 from ._boundary import array_input, axis_index, keepdims_flag, like_input, on_host, reduced_axes, supported
 from ._device_array import DeviceArray
 from ._fperrors import report_cast_overflow
-from ._plan import QUICK_SLOTS, Plan, cast_into, check_out
+from ._plan import QUICK_AXIS_SLOTS, QUICK_SLOTS, Plan, cast_into, check_out
 
 _OPS = {"sum": 0, "prod": 1, "min": 2, "max": 3, "argmin": 4, "argmax": 5, "any": 6, "all": 7, "count_nonzero": 8,
         "var": 9, "std": 10, "mean": 11}
@@ -215,14 +215,15 @@ _FOLD = {"sum": np.add, "prod": np.multiply, "min": np.minimum, "max": np.maximu
 
 def _result(op, a, axis, dtype, keepdims, device, out=None, initial=None, plan_of=_reduce):
     """The result of gpuprims.<op> (plan_of: its plan): from the core's quick lane for the common
-    call, which the first such call for each dtype teaches it."""
-    if axis is None and dtype is None and keepdims is False and out is None and initial is None:
-        slot = QUICK_SLOTS[op]
-        result = _core.quick(slot, a, device)
+    calls (the whole array, or one int axis; other arguments at their defaults), which the first
+    such call for each dtype teaches it."""
+    if dtype is None and keepdims is False and out is None and initial is None and (axis is None or type(axis) is int):
+        slot, arguments = (QUICK_SLOTS[op], ()) if axis is None else (QUICK_AXIS_SLOTS[op], (axis,))
+        result = _core.quick(slot, a, device, *arguments)
         if result is not NotImplemented:
             return result
         plan = plan_of(op, a, axis, dtype, keepdims, device)
-        plan.teach_quick_lane(slot, a)
+        plan.teach_quick_lane(slot, a, *arguments)
         return plan.run()
     return _deliver(op, plan_of(op, a, axis, dtype, keepdims, device, initial), out, initial)
 

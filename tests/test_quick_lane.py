@@ -1,12 +1,13 @@
-"""The core's quick lane: a function's common call (a NumPy array, other arguments at their
-defaults, device None or "cpu") replayed from what its first such call taught, with the same
-result as the full path and never for a call it does not fit."""
+"""The core's quick lane: a function's common call (NumPy arrays, other arguments plain, device
+None or "cpu") replayed from what its first such call taught, with the same result as the full
+path and never for a call it does not fit."""
 import numpy as np
 import pytest
+import scipy.signal
 
 import gpuprims
 from gpuprims import _core
-from gpuprims._plan import QUICK_SLOTS
+from gpuprims._plan import QUICK_AXIS_SLOTS, QUICK_SLOTS
 from gp_testutils import make_data
 
 DTYPES = ["bool", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64",
@@ -134,4 +135,119 @@ def test_errors_are_the_full_paths(rng):
     with pytest.raises(TypeError):
         _core.quick(0, np.ones(3))  # the entry's own arity
     with pytest.raises(ValueError):
-        _core.learn_quick(99, np.dtype(np.float32).num, 0, 0, np.dtype(np.float32).num, False, False, -1)
+        _core.learn_quick(99, np.dtype(np.float32).num, 0, -1, 0, np.dtype(np.float32).num, False)
+    with pytest.raises(ValueError):  # a correlation's mode must be a plain str or int
+        _core.learn_quick(0, np.dtype(np.float32).num, 4, -1, (5,), (3,), 1.5, True, True, 5, 1, 0, -1)
+    with pytest.raises(TypeError):  # a recipe's arity
+        _core.learn_quick(0, np.dtype(np.float32).num, 3, -1, 1)
+
+
+AXIS_REDUCTIONS = ["sum", "prod", "min", "max", "any", "all", "argmin", "argmax", "nansum", "nanmax",
+                   "nanargmin"]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("name", AXIS_REDUCTIONS)
+def test_axis_reductions_replay_numpys_answer(name, dtype, rng):
+    function, expected_of = getattr(gpuprims, name), getattr(np, name)
+    a = make_data(rng, dtype, (3, 7, 5), "prod" if "prod" in name else "sum")
+    if name.startswith("nan") and a.dtype.kind != "f":
+        pytest.skip("NumPy's nan-functions on integers are the plain ones")
+    for axis in (0, 1, 2, -1, -3):
+        first = function(a, axis=axis, device="cpu")
+        replayed = function(a, axis=axis, device="cpu")
+        assert _core.quick(QUICK_AXIS_SLOTS[name], a, "cpu", axis) is not NotImplemented
+        _same(replayed, first)
+        expected = expected_of(a, axis=axis)
+        if a.dtype.kind == "f" and name in ("sum", "prod", "nansum"):
+            np.testing.assert_allclose(replayed.astype(np.float64), expected.astype(np.float64),
+                                       rtol=4 * float(np.finfo(a.dtype).eps) * a.shape[axis])
+        else:
+            _same(replayed, expected)
+    b = make_data(rng, dtype, (6, 2, 11), "prod" if "prod" in name else "sum")  # another shape, same recipe
+    _same(function(b, axis=1, device="cpu").shape, expected_of(b, axis=1).shape)
+    vector = make_data(rng, dtype, 9, "sum")  # 1-D along axis 0: a scalar, as NumPy's
+    assert np.ndim(function(vector, axis=0, device="cpu")) == 0
+
+
+def test_axis_lane_declines_what_numpy_refuses(rng):
+    a = make_data(rng, "float32", (4, 6))
+    gpuprims.sum(a, axis=1, device="cpu")
+    for axis in (2, -3, True, np.int64(0), 1.0):
+        assert _core.quick(QUICK_AXIS_SLOTS["sum"], a, "cpu", axis) is NotImplemented
+    with pytest.raises(np.exceptions.AxisError if hasattr(np, "exceptions") else np.AxisError):
+        gpuprims.sum(a, axis=2, device="cpu")
+    with pytest.raises(TypeError):
+        gpuprims.sum(a, axis=1.0, device="cpu")
+    _same(gpuprims.sum(a, axis=np.int64(0), device="cpu"), gpuprims.sum(a, axis=0, device="cpu"))
+    _same(gpuprims.argmax(np.float32(3), axis=0, device="cpu"), np.argmax(np.float32(3), axis=0))
+
+
+@pytest.mark.parametrize("dtype", ["bool", "int8", "float16", "int32", "float64", "uint64"])
+@pytest.mark.parametrize("shape", [(5,), (3, 7), (2, 3, 5), (4, 1, 3, 2)])
+def test_transposes_replay(shape, dtype, rng):
+    a = make_data(rng, dtype, shape)
+    first = gpuprims.transpose(a, device="cpu")
+    assert _core.quick(QUICK_SLOTS["transpose"], a, "cpu") is not NotImplemented
+    for view in (a, a[..., ::-1], a[::2]):
+        _same(gpuprims.transpose(view, device="cpu"), np.ascontiguousarray(np.transpose(view)))
+    _same(first, np.ascontiguousarray(np.transpose(a)))
+    scalar = np.asarray(a.reshape(-1)[0])  # 0-d: a 1-element 1-d array, from the full path
+    _same(gpuprims.transpose(scalar, device="cpu"), np.ascontiguousarray(np.transpose(scalar)))
+    _same(gpuprims.transpose(a, (0,) + tuple(range(1, a.ndim)), device="cpu"), a.copy())
+
+
+_CORRELATIONS = {"convolve": np.convolve, "correlate": np.correlate,
+                 "convolve2d": scipy.signal.convolve2d, "correlate2d": scipy.signal.correlate2d}
+
+
+@pytest.mark.parametrize("dtype", ["int8", "int32", "uint16", "float32", "float64"])
+@pytest.mark.parametrize("mode", ["full", "same", "valid", 1])
+@pytest.mark.parametrize("name", list(_CORRELATIONS))
+def test_correlations_replay_for_their_shapes(name, mode, dtype, rng):
+    if name.endswith("2d") and mode == 1:
+        pytest.skip("SciPy's modes are strings")
+    function, reference = getattr(gpuprims, name), _CORRELATIONS[name]
+    flat = not name.endswith("2d")
+    shapes = [(41, 7), (7, 41), (64, 64), (10, 3)] if flat else [((9, 11), (3, 4)), ((3, 4), (9, 11)),
+                                                                    ((6, 6), (6, 6)), ((12, 5), (5, 2))]
+    for image_shape, mask_shape in shapes:
+        a, v = make_data(rng, dtype, image_shape), make_data(rng, dtype, mask_shape)
+        if mode == "valid" and not flat and image_shape < mask_shape:
+            continue  # SciPy swaps these (tested below)
+        first, replayed = function(a, v, mode, device="cpu"), function(a, v, mode, device="cpu")
+        _same(replayed, first)
+        expected = reference(a, v, mode)
+        if a.dtype.kind == "f":
+            np.testing.assert_allclose(replayed, expected, rtol=1e-5, atol=1e-5)
+        else:
+            _same(replayed, expected)
+        learned = _core.quick(QUICK_SLOTS[name], a, "cpu", v, mode) is not NotImplemented
+        assert learned == (a.size >= v.size or not flat and mode != "valid")  # swapped operands are not taught
+        other = make_data(rng, dtype, image_shape[:-1] + (image_shape[-1] + 1,) if not flat else image_shape + 1)
+        assert _core.quick(QUICK_SLOTS[name], other, "cpu", v, mode) is NotImplemented
+
+
+def test_correlation_lane_declines_other_calls(rng):
+    a, v = make_data(rng, "float32", 50), make_data(rng, "float32", 5)
+    gpuprims.convolve(a, v, "same", device="cpu")
+    assert _core.quick(QUICK_SLOTS["convolve"], a, "cpu", v, "same") is not NotImplemented
+    for mask, mode in ((v, "full"), (v, np.int64(1)), (v.astype(np.float64), "same"), (v.tolist(), "same"),
+                       (v[::-1], "same"), (v.astype(">f4"), "same")):
+        if mask is not v and isinstance(mask, np.ndarray) and mask.dtype == v.dtype and mask.dtype.isnative:
+            continue  # a reversed view of the right dtype replays: it is made contiguous
+        assert _core.quick(QUICK_SLOTS["convolve"], a, "cpu", mask, mode) is NotImplemented
+        np.testing.assert_allclose(gpuprims.convolve(a, mask, mode, device="cpu"), np.convolve(a, mask, mode),
+                                   rtol=1e-5)
+    np.testing.assert_allclose(gpuprims.convolve(a, v[::-1], "same", device="cpu"), np.convolve(a, v[::-1], "same"),
+                               rtol=1e-5)
+    for tap in (np.nan, np.inf):  # NumPy sums only the overlaps: inf * 0 never happens at the edges
+        bad = v.copy()
+        bad[0] = tap
+        assert _core.quick(QUICK_SLOTS["convolve"], a, "cpu", bad, "same") is NotImplemented
+        _same(gpuprims.convolve(a, bad, "same", device="cpu"), np.convolve(a, bad, "same"))
+    image, kernel = make_data(rng, "float64", (8, 8)), make_data(rng, "float64", (3, 3))
+    gpuprims.convolve2d(image, kernel, "same", device="cpu")
+    for boundary, fillvalue in (("wrap", 0), ("fill", 2.5), ("symm", 0)):
+        np.testing.assert_allclose(gpuprims.convolve2d(image, kernel, "same", boundary, fillvalue, device="cpu"),
+                                   scipy.signal.convolve2d(image, kernel, "same", boundary, fillvalue))

@@ -17,6 +17,9 @@
  * without Python's argument handling, from what their first such call taught it. */
 #include "glue/calls.h"
 
+#include <math.h>
+#include <string.h>
+
 #include "glue/arguments.h"
 #include "glue/errors.h"
 #include "glue/fp_errors.h"
@@ -329,6 +332,45 @@ PyDoc_STRVAR(correlate_doc,
              "out[i, j] = sum of mask[p, q] * image(i + row_offset + p, j + col_offset + q) for the 2-D image src\n"
              "(see gp_correlate_args); mask (2-D) and fill (one element) are host arrays of src's dtype.");
 
+/* Plans and runs the correlation of the request's image (image_rows x image_cols) with mask_obj and
+ * fill_obj (host arrays of the image's dtype); releases the request. */
+static PyObject *correlate_request(request *r, gp_dtype dtype, int64_t image_rows, int64_t image_cols,
+                                   PyObject *mask_obj, PyObject *fill_obj, const gp_correlate_args *window,
+                                   PyObject *out, int device, int repeats)
+{
+    gp_dtype mask_dtype = GP_NUM_DTYPES, fill_dtype = GP_NUM_DTYPES;
+    PyArrayObject *mask = gp_contiguous_input(mask_obj, &mask_dtype);
+    r->held[0] = (PyObject *)mask;
+    PyArrayObject *fill = mask ? gp_contiguous_input(fill_obj, &fill_dtype) : NULL;
+    r->held[1] = (PyObject *)fill;
+    if (fill == NULL) goto fail;
+    if (PyArray_NDIM(mask) != 2) {
+        PyErr_SetString(PyExc_TypeError, "correlate: expected a 2-D image and a 2-D mask array");
+        goto fail;
+    }
+    if (mask_dtype != dtype || fill_dtype != dtype || PyArray_SIZE(fill) != 1) {
+        PyErr_SetString(PyExc_ValueError, "correlate: the mask and the fill value must be of the image's dtype");
+        goto fail;
+    }
+    r->call.correlate = *window;
+    r->call.correlate.dtype = dtype;
+    r->call.correlate.rows = image_rows;
+    r->call.correlate.cols = image_cols;
+    r->call.correlate.mask_rows = PyArray_DIM(mask, 0);
+    r->call.correlate.mask_cols = PyArray_DIM(mask, 1);
+    r->call.correlate.mask = PyArray_DATA(mask);
+    r->call.correlate.fill = PyArray_DATA(fill);
+    if (!r->resident) {
+        r->out_descr = PyArray_DESCR(r->input);
+        Py_INCREF(r->out_descr);
+    }
+    r->out_count = window->out_rows * window->out_cols;
+    return plan_and_run(r, out, device, repeats);
+fail:
+    release(r);
+    return NULL;
+}
+
 static PyObject *core_correlate(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     (void)self;
@@ -339,49 +381,33 @@ static PyObject *core_correlate(PyObject *self, PyObject *const *args, Py_ssize_
                            &fill, &out_rows, &out_cols, &row_offset, &col_offset, &boundary))
         return NULL;
     request r = {.call = {.primitive = GP_CORRELATE}};
-    gp_dtype dtype, mask_dtype = GP_NUM_DTYPES, fill_dtype = GP_NUM_DTYPES;
+    gp_dtype dtype;
     int64_t count;
-    if (take_input(&r, src, 0, &dtype, &count)) goto fail;
+    if (take_input(&r, src, 0, &dtype, &count)) {
+        release(&r);
+        return NULL;
+    }
     const int image_ndim = r.resident ? r.device.ndim : PyArray_NDIM(r.input);
-    if (image_ndim != 2 || !PyArray_Check(mask) || PyArray_NDIM((PyArrayObject *)mask) != 2) {
+    if (image_ndim != 2 || !PyArray_Check(mask)) {
         PyErr_SetString(PyExc_TypeError, "correlate: expected a 2-D image and a 2-D mask array");
-        goto fail;
+        release(&r);
+        return NULL;
     }
-    PyArrayObject *mask_array = gp_contiguous_input(mask, &mask_dtype);
-    r.held[0] = (PyObject *)mask_array;
-    PyArrayObject *fill_array = mask_array ? gp_contiguous_input(fill, &fill_dtype) : NULL;
-    r.held[1] = (PyObject *)fill_array;
-    if (fill_array == NULL) goto fail;
-    if (mask_dtype != dtype || fill_dtype != dtype || PyArray_SIZE(fill_array) != 1) {
-        PyErr_SetString(PyExc_ValueError, "correlate: the mask and the fill value must be of the image's dtype");
-        goto fail;
-    }
-    r.call.correlate = (gp_correlate_args){
-        dtype, (gp_boundary)boundary,
-        r.resident ? r.device.shape[0] : PyArray_DIM(r.input, 0), r.resident ? r.device.shape[1] : PyArray_DIM(r.input, 1),
-        PyArray_DIM(mask_array, 0), PyArray_DIM(mask_array, 1), out_rows, out_cols, row_offset, col_offset,
-        PyArray_DATA(mask_array), PyArray_DATA(fill_array)};
-    if (!r.resident) {
-        r.out_descr = PyArray_DESCR(r.input);
-        Py_INCREF(r.out_descr);
-    }
-    r.out_count = out_rows * out_cols;
-    return plan_and_run(&r, out, device, repeats);
-fail:
-    release(&r);
-    return NULL;
+    const gp_correlate_args window = {.boundary = (gp_boundary)boundary, .out_rows = out_rows, .out_cols = out_cols,
+                                      .row_offset = row_offset, .col_offset = col_offset};
+    return correlate_request(&r, dtype, r.resident ? r.device.shape[0] : PyArray_DIM(r.input, 0),
+                             r.resident ? r.device.shape[1] : PyArray_DIM(r.input, 1), mask, fill, &window, out,
+                             device, repeats);
 }
 
 PyDoc_STRVAR(copy_doc, "copy(src, out, device, repeats)\n\n"
                        "A C-contiguous copy of the strided view src (any strides, any byte order: the result keeps\n"
                        "src's dtype); a transpose is the copy of a permuted view.");
 
-static PyObject *core_copy(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+/* Plans and runs the C-contiguous copy of the strided view src (a host array or a device operand);
+ * out as for the entries. */
+static PyObject *copy_request(PyObject *src, PyObject *out, int device, int repeats)
 {
-    (void)self;
-    PyObject *src, *out;
-    int device, repeats;
-    if (gp_parse_arguments("copy", args, nargs, COMMON_FORMAT, &src, &out, &device, &repeats)) return NULL;
     request r = {.call = {.primitive = GP_COPY}};
     gp_dtype dtype;
     int64_t count;
@@ -420,6 +446,15 @@ fail:
     return NULL;
 }
 
+static PyObject *core_copy(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    PyObject *src, *out;
+    int device, repeats;
+    if (gp_parse_arguments("copy", args, nargs, COMMON_FORMAT, &src, &out, &device, &repeats)) return NULL;
+    return copy_request(src, out, device, repeats);
+}
+
 PyDoc_STRVAR(convert_doc, "convert(src, out, device, repeats, out_typenum, divisor)\n\n"
                           "Casts device-resident elements as NumPy's astype (after dividing floats by divisor\n"
                           "when it is not 0).");
@@ -447,20 +482,36 @@ static PyObject *core_convert(PyObject *self, PyObject *const *args, Py_ssize_t 
 
 /* ---- the quick lane ---------------------------------------------------------------------------------- */
 
-/* A public function's common call (a NumPy array of a native dtype, every other argument at its
- * default, device None or "cpu") replayed from the plan Python made for the first such call: Python
- * decides NumPy's semantics once per function and dtype and teaches the lane its answer
- * (learn_quick); later calls skip Python's argument handling (a 64-element sum then costs less than
- * numpy.sum).  Python asks the lane first and takes its full path when the answer is NotImplemented. */
-enum { QUICK_SLOTS = 32, QUICK_DECLINED = -3 /* quick_device's answer for a device the lane leaves to Python */ };
+/* A public function's common call (NumPy arrays of a native dtype, the other arguments plain, device
+ * None or "cpu") replayed from the plan Python made for the first such call: Python decides NumPy's
+ * semantics once and teaches the lane its answer (learn_quick); later calls skip Python's argument
+ * handling (a 64-element sum then costs less than numpy.sum).  Python asks the lane first and takes
+ * its full path when the answer is NotImplemented.  What a recipe replays, and the arguments the
+ * lane then takes after (slot, a, device):
+ *   QUICK_WHOLE      a reduction of the whole array;
+ *   QUICK_AXIS       (axis): a reduction along one axis (an int; negative counts from the end);
+ *   QUICK_SCAN       a scan of a 1-D array;
+ *   QUICK_TRANSPOSE  the copy of the array with its axes reversed;
+ *   QUICK_CORRELATE  (mask, mode): a correlation of arrays of the shapes and the mode it was learned
+ *                    for, with the same windows; the mask reversed for a convolution; with
+ *                    `overlaps_only` (NumPy's 1-D functions) only for finite masks. */
+enum { QUICK_SLOTS = 64, QUICK_DECLINED = -3 /* quick_device's answer for a device the lane leaves to Python */ };
+
+typedef enum { QUICK_WHOLE, QUICK_AXIS, QUICK_SCAN, QUICK_TRANSPOSE, QUICK_CORRELATE, QUICK_KINDS } quick_kind;
+static const int quick_extra_arguments[QUICK_KINDS] = {0, 1, 0, 0, 2};
 
 typedef struct {
     int known;
+    quick_kind kind;
     int in_typenum;       /* the input's exact NumPy type (int64 and longlong share a gp_dtype) */
-    gp_primitive primitive; /* GP_REDUCE over the whole array, or GP_SCAN of a 1-D array */
-    gp_op op;
+    gp_op op;             /* reductions and scans */
     int out_typenum;
     int exclusive, skip_nan;
+    int ndim;             /* correlations: the shapes learned (a 1-D signal is one row) */
+    int64_t image[2], mask[2];
+    PyObject *mode;       /* (owned) the mode argument learned: an exact str or int */
+    int flip, overlaps_only;
+    gp_correlate_args window;
 } quick_recipe;
 
 static quick_recipe quick_recipes[QUICK_SLOTS][GP_NUM_DTYPES];
@@ -468,7 +519,7 @@ static int quick_auto_device = -1; /* device None's index: -2 (auto) with a usab
 static int quick_pauses;           /* nonzero while a dry run plans a call (the lane would run it) */
 
 /* The recipe for `src`, or NULL (the lane declines). */
-static const quick_recipe *quick_recipe_for(int slot, PyObject *src)
+static const quick_recipe *quick_recipe_for(int slot, PyObject *src, Py_ssize_t extra)
 {
     if (quick_pauses || slot < 0 || slot >= QUICK_SLOTS || !PyArray_CheckExact(src)) return NULL;
     PyArrayObject *array = (PyArrayObject *)src;
@@ -476,8 +527,9 @@ static const quick_recipe *quick_recipe_for(int slot, PyObject *src)
     const int dtype = gp_dtype_of(PyArray_DESCR(array));
     if (dtype < 0) return NULL;
     const quick_recipe *recipe = &quick_recipes[slot][dtype];
-    if (!recipe->known || recipe->in_typenum != PyArray_TYPE(array)) return NULL;
-    if (recipe->primitive == GP_SCAN && PyArray_NDIM(array) != 1) return NULL;
+    if (!recipe->known || recipe->in_typenum != PyArray_TYPE(array) || quick_extra_arguments[recipe->kind] != extra)
+        return NULL;
+    if (recipe->kind == QUICK_SCAN && PyArray_NDIM(array) != 1) return NULL;
     return recipe;
 }
 
@@ -492,62 +544,284 @@ static int quick_device(PyObject *device)
     return QUICK_DECLINED;
 }
 
-PyDoc_STRVAR(quick_doc, "quick(slot, a, device)\n\n"
-                        "The result of the call learned in `slot` on the NumPy array a, or NotImplemented when\n"
-                        "the lane has no recipe for it (Python's full path then runs it).");
-
-static PyObject *core_quick(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+static PyObject *shape_tuple(int ndim, const npy_intp *dims)
 {
-    (void)self;
-    int slot;
-    PyObject *src, *device_arg;
-    if (gp_parse_arguments("quick", args, nargs, "iOO", &slot, &src, &device_arg)) return NULL;
-    const quick_recipe *recipe = quick_recipe_for(slot, src);
-    const int device = recipe ? quick_device(device_arg) : QUICK_DECLINED;
-    if (device == QUICK_DECLINED) Py_RETURN_NOTIMPLEMENTED;
-    const int64_t n = PyArray_SIZE((PyArrayObject *)src);
-    request r = {.call = {.primitive = recipe->primitive}};
+    PyObject *shape = PyTuple_New(ndim);
+    for (int d = 0; shape != NULL && d < ndim; ++d) {
+        PyObject *item = PyLong_FromSsize_t(dims[d]);
+        if (item == NULL) Py_CLEAR(shape);
+        else PyTuple_SET_ITEM(shape, d, item);
+    }
+    return shape;
+}
+
+/* A reduction of the whole array (axis NULL) or along the axis `axis` (declined when it is not an
+ * int in range: Python raises NumPy's error). */
+static PyObject *quick_reduce(const quick_recipe *recipe, PyArrayObject *src, PyObject *axis, int device)
+{
+    const int ndim = PyArray_NDIM(src);
+    int along = 0;
+    if (axis != NULL) {
+        if (!PyLong_CheckExact(axis)) Py_RETURN_NOTIMPLEMENTED;
+        const long value = PyLong_AsLong(axis);
+        if (value == -1 && PyErr_Occurred()) {
+            PyErr_Clear();
+            Py_RETURN_NOTIMPLEMENTED;
+        }
+        if (value < -ndim || value >= ndim) Py_RETURN_NOTIMPLEMENTED;
+        along = (int)(value < 0 ? value + ndim : value);
+    }
+    int64_t outer = 1, n = PyArray_SIZE(src), inner = 1;
+    npy_intp dims[GP_MAX_DIMS];
+    int out_ndim = 0;
+    if (axis != NULL) {
+        const npy_intp *shape = PyArray_DIMS(src);
+        n = shape[along];
+        for (int d = 0; d < ndim; ++d) {
+            if (d == along) continue;
+            dims[out_ndim++] = shape[d];
+            if (d < along) outer *= shape[d];
+            else inner *= shape[d];
+        }
+    }
+    PyObject *out_shape = shape_tuple(out_ndim, dims);
+    if (out_shape == NULL) return NULL;
+    request r = {.call = {.primitive = GP_REDUCE}};
     gp_dtype in_dtype, out_dtype;
-    if (take_view(&r, src, recipe->out_typenum, n, &in_dtype, &out_dtype)) {
+    PyObject *result = NULL;
+    if (take_view(&r, (PyObject *)src, recipe->out_typenum, outer * n * inner, &in_dtype, &out_dtype)) {
+        release(&r);
+    } else {
+        r.call.reduce = (gp_reduce_args){recipe->op, in_dtype, out_dtype, outer, n, inner, 0.0, recipe->skip_nan};
+        r.out_count = outer * inner;
+        result = plan_and_run(&r, out_shape, device, 0);
+    }
+    Py_DECREF(out_shape);
+    return result;
+}
+
+static PyObject *quick_scan(const quick_recipe *recipe, PyArrayObject *src, int device)
+{
+    const int64_t n = PyArray_SIZE(src);
+    request r = {.call = {.primitive = GP_SCAN}};
+    gp_dtype in_dtype, out_dtype;
+    if (take_view(&r, (PyObject *)src, recipe->out_typenum, n, &in_dtype, &out_dtype)) {
         release(&r);
         return NULL;
-    }
-    if (recipe->primitive == GP_REDUCE) {
-        static PyObject *scalar_shape; /* () */
-        if (scalar_shape == NULL && (scalar_shape = PyTuple_New(0)) == NULL) {
-            release(&r);
-            return NULL;
-        }
-        r.call.reduce = (gp_reduce_args){recipe->op, in_dtype, out_dtype, 1, n, 1, 0.0, recipe->skip_nan};
-        r.out_count = 1;
-        return plan_and_run(&r, scalar_shape, device, 0);
     }
     r.call.scan = (gp_scan_args){in_dtype, out_dtype, 1, n, 1, recipe->exclusive, recipe->op, recipe->skip_nan};
     r.out_count = n;
     return plan_and_run(&r, Py_None, device, 0);
 }
 
-PyDoc_STRVAR(learn_quick_doc, "learn_quick(slot, in_typenum, primitive, op, out_typenum, exclusive, skip_nan, auto_device)\n\n"
-                              "Teach the quick lane the call of `slot` on arrays of in_typenum: the reduce primitive\n"
-                              "(0) over the whole array or the scan (1) of a 1-D array, with these parameters;\n"
-                              "auto_device is device None's backend index.");
+static PyObject *quick_transpose(PyArrayObject *src, int device)
+{
+    if (PyArray_NDIM(src) == 0) Py_RETURN_NOTIMPLEMENTED; /* its result is 1-D (numpy.ascontiguousarray) */
+    PyArrayObject *view = (PyArrayObject *)PyArray_Transpose(src, NULL);
+    PyObject *out_shape = view ? shape_tuple(PyArray_NDIM(view), PyArray_DIMS(view)) : NULL;
+    PyObject *result = out_shape ? copy_request((PyObject *)view, out_shape, device, 0) : NULL;
+    Py_XDECREF(out_shape);
+    Py_XDECREF(view);
+    return result;
+}
+
+/* Whether every element of the float array is finite (for other dtypes: 1). */
+static int all_finite(PyArrayObject *array, gp_dtype dtype)
+{
+    const int64_t n = PyArray_SIZE(array);
+    const void *data = PyArray_DATA(array);
+    if (dtype == GP_FLOAT16) {
+        for (int64_t i = 0; i < n; ++i)
+            if ((((const uint16_t *)data)[i] & 0x7c00u) == 0x7c00u) return 0; /* exponent all ones */
+    } else if (dtype == GP_FLOAT32) {
+        for (int64_t i = 0; i < n; ++i)
+            if (!isfinite(((const float *)data)[i])) return 0;
+    } else if (dtype == GP_FLOAT64) {
+        for (int64_t i = 0; i < n; ++i)
+            if (!isfinite(((const double *)data)[i])) return 0;
+    }
+    return 1;
+}
+
+/* The array's elements in reverse order (of a C-contiguous array: its reversal along every axis). */
+static PyArrayObject *reversed_copy(PyArrayObject *array)
+{
+    PyArray_Descr *descr = PyArray_DESCR(array);
+    Py_INCREF(descr);
+    PyArrayObject *copy = (PyArrayObject *)PyArray_NewFromDescr(&PyArray_Type, descr, PyArray_NDIM(array),
+                                                                PyArray_DIMS(array), NULL, NULL, 0, NULL);
+    if (copy == NULL) return NULL;
+    const size_t size = (size_t)PyDataType_ELSIZE(descr);
+    const int64_t n = PyArray_SIZE(array);
+    const char *from = PyArray_DATA(array);
+    char *to = PyArray_DATA(copy);
+    for (int64_t i = 0; i < n; ++i) memcpy(to + (size_t)(n - 1 - i) * size, from + (size_t)i * size, size);
+    return copy;
+}
+
+/* The zero fill of a correlation, one shared read-only 0-d array per dtype. */
+static PyObject *zero_of(PyArray_Descr *descr, gp_dtype dtype)
+{
+    static PyObject *zeros[GP_NUM_DTYPES];
+    if (zeros[dtype] == NULL) {
+        Py_INCREF(descr);
+        zeros[dtype] = PyArray_Zeros(0, NULL, descr, 0);
+    }
+    return zeros[dtype];
+}
+
+static int same_shape(PyArrayObject *array, int ndim, const int64_t learned[2])
+{
+    if (PyArray_NDIM(array) != ndim) return 0;
+    for (int d = 0; d < ndim; ++d)
+        if (PyArray_DIM(array, d) != learned[2 - ndim + d]) return 0;
+    return 1;
+}
+
+static PyObject *quick_correlate(const quick_recipe *recipe, PyArrayObject *image, PyObject *mask_arg, PyObject *mode,
+                                 int device)
+{
+    if (!PyArray_CheckExact(mask_arg) || PyArray_TYPE((PyArrayObject *)mask_arg) != recipe->in_typenum ||
+        !PyArray_ISNOTSWAPPED((PyArrayObject *)mask_arg) || !same_shape(image, recipe->ndim, recipe->image) ||
+        !same_shape((PyArrayObject *)mask_arg, recipe->ndim, recipe->mask) ||
+        !(PyUnicode_CheckExact(mode) || PyLong_CheckExact(mode)))
+        Py_RETURN_NOTIMPLEMENTED;
+    const int same_mode = mode == recipe->mode ? 1 : PyObject_RichCompareBool(mode, recipe->mode, Py_EQ);
+    if (same_mode <= 0) {
+        if (same_mode < 0) PyErr_Clear();
+        Py_RETURN_NOTIMPLEMENTED;
+    }
+    gp_dtype dtype;
+    PyArrayObject *mask = gp_contiguous_input(mask_arg, &dtype);
+    if (mask == NULL) return NULL;
+    if (recipe->overlaps_only && !all_finite(mask, dtype)) {
+        Py_DECREF(mask);
+        Py_RETURN_NOTIMPLEMENTED;
+    }
+    if (recipe->flip) Py_SETREF(mask, reversed_copy(mask));
+    npy_intp mask_dims[2] = {recipe->mask[0], recipe->mask[1]};
+    PyObject *mask_2d = mask ? PyArray_Newshape(mask, &(PyArray_Dims){mask_dims, 2}, NPY_CORDER) : NULL;
+    Py_XDECREF(mask);
+    PyObject *fill = mask_2d ? zero_of(PyArray_DESCR(image), dtype) : NULL;
+    PyObject *out_shape = NULL;
+    if (fill != NULL)
+        out_shape = recipe->ndim == 1 ? (Py_INCREF(Py_None), Py_None)
+                                      : Py_BuildValue("(LL)", (long long)recipe->window.out_rows,
+                                                      (long long)recipe->window.out_cols);
+    PyObject *result = NULL;
+    request r = {.call = {.primitive = GP_CORRELATE}};
+    gp_dtype image_dtype;
+    int64_t count;
+    if (out_shape != NULL && take_input(&r, (PyObject *)image, 0, &image_dtype, &count) == 0)
+        result = correlate_request(&r, image_dtype, recipe->image[0], recipe->image[1], mask_2d, fill,
+                                   &recipe->window, out_shape, device, 0);
+    else
+        release(&r);
+    Py_XDECREF(out_shape);
+    Py_XDECREF(mask_2d);
+    return result;
+}
+
+PyDoc_STRVAR(quick_doc, "quick(slot, a, device, *arguments)\n\n"
+                        "The result of the call learned in `slot` on the NumPy array a (with the recipe's further\n"
+                        "arguments: an axis; a mask and a mode), or NotImplemented when the lane has no recipe for\n"
+                        "it (Python's full path then runs it).");
+
+static PyObject *core_quick(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    int slot;
+    PyObject *src, *device_arg;
+    if (nargs < 3 || nargs > 5) {
+        PyErr_Format(PyExc_TypeError, "quick() takes 3 to 5 positional arguments (%zd given)", nargs);
+        return NULL;
+    }
+    if (gp_parse_arguments("quick", args, 3, "iOO", &slot, &src, &device_arg)) return NULL;
+    const quick_recipe *recipe = quick_recipe_for(slot, src, nargs - 3);
+    const int device = recipe ? quick_device(device_arg) : QUICK_DECLINED;
+    if (device == QUICK_DECLINED) Py_RETURN_NOTIMPLEMENTED;
+    PyArrayObject *array = (PyArrayObject *)src;
+    switch (recipe->kind) {
+    case QUICK_WHOLE: return quick_reduce(recipe, array, NULL, device);
+    case QUICK_AXIS: return quick_reduce(recipe, array, args[3], device);
+    case QUICK_SCAN: return quick_scan(recipe, array, device);
+    case QUICK_TRANSPOSE: return quick_transpose(array, device);
+    default: return quick_correlate(recipe, array, args[3], args[4], device);
+    }
+}
+
+PyDoc_STRVAR(learn_quick_doc,
+             "learn_quick(slot, in_typenum, kind, auto_device, *recipe)\n\n"
+             "Teach the quick lane the call of `slot` on arrays of in_typenum; auto_device is device None's\n"
+             "backend index.  kind and its recipe: 0 whole reduction and 1 reduction along an axis (op,\n"
+             "out_typenum, skip_nan); 2 scan of a 1-D array (op, out_typenum, exclusive, skip_nan); 3 transpose\n"
+             "(nothing); 4 correlation (image_shape, mask_shape, mode, flip, overlaps_only, out_rows, out_cols,\n"
+             "row_offset, col_offset).");
+
+static int learn_correlation(quick_recipe *recipe, PyObject *const *args, Py_ssize_t nargs)
+{
+    PyObject *image_shape, *mask_shape, *mode;
+    long long out_rows, out_cols, row_offset, col_offset;
+    if (gp_parse_arguments("learn_quick", args, nargs, "OOOppLLLL", &image_shape, &mask_shape, &mode, &recipe->flip,
+                           &recipe->overlaps_only, &out_rows, &out_cols, &row_offset, &col_offset))
+        return -1;
+    const Py_ssize_t ndim = PyTuple_Check(image_shape) ? PyTuple_GET_SIZE(image_shape) : 0;
+    if ((ndim != 1 && ndim != 2) || !PyTuple_Check(mask_shape) || PyTuple_GET_SIZE(mask_shape) != ndim ||
+        !(PyUnicode_CheckExact(mode) || PyLong_CheckExact(mode))) {
+        PyErr_SetString(PyExc_ValueError, "learn_quick: expected 1-D or 2-D shapes and a str or int mode");
+        return -1;
+    }
+    recipe->ndim = (int)ndim;
+    recipe->image[0] = recipe->mask[0] = 1;
+    for (Py_ssize_t d = 0; d < ndim; ++d) {
+        recipe->image[2 - ndim + d] = PyLong_AsLongLong(PyTuple_GET_ITEM(image_shape, d));
+        recipe->mask[2 - ndim + d] = PyLong_AsLongLong(PyTuple_GET_ITEM(mask_shape, d));
+    }
+    if (PyErr_Occurred()) return -1;
+    Py_INCREF(mode);
+    recipe->mode = mode;
+    recipe->window = (gp_correlate_args){.boundary = GP_BOUNDARY_FILL, .out_rows = out_rows, .out_cols = out_cols,
+                                         .row_offset = row_offset, .col_offset = col_offset};
+    return 0;
+}
 
 static PyObject *core_learn_quick(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     (void)self;
-    int slot, in_typenum, primitive, op, out_typenum, exclusive, skip_nan, auto_device;
-    if (gp_parse_arguments("learn_quick", args, nargs, "iiiiippi", &slot, &in_typenum, &primitive, &op, &out_typenum,
-                           &exclusive, &skip_nan, &auto_device))
+    int slot, in_typenum, kind, auto_device;
+    if (gp_parse_arguments("learn_quick", args, nargs < 4 ? nargs : 4, "iiii", &slot, &in_typenum, &kind, &auto_device))
         return NULL;
     const int dtype = gp_dtype_of_typenum(in_typenum);
     if (dtype < 0) return NULL;
-    if (slot < 0 || slot >= QUICK_SLOTS || (primitive != GP_REDUCE && primitive != GP_SCAN) || op < 0 ||
-        op >= GP_NUM_OPS || gp_dtype_of_typenum(out_typenum) < 0 || (auto_device != -1 && auto_device != -2)) {
-        if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "learn_quick: argument out of range");
+    if (slot < 0 || slot >= QUICK_SLOTS || kind < 0 || kind >= QUICK_KINDS || (auto_device != -1 && auto_device != -2)) {
+        PyErr_SetString(PyExc_ValueError, "learn_quick: argument out of range");
         return NULL;
     }
-    quick_recipes[slot][dtype] = (quick_recipe){1, in_typenum, (gp_primitive)primitive, (gp_op)op, out_typenum,
-                                                exclusive, skip_nan};
+    quick_recipe learned = {.kind = (quick_kind)kind, .in_typenum = in_typenum};
+    args += 4, nargs -= 4;
+    int op = 0, status = 0;
+    if (kind == QUICK_WHOLE || kind == QUICK_AXIS)
+        status = gp_parse_arguments("learn_quick", args, nargs, "iip", &op, &learned.out_typenum, &learned.skip_nan);
+    else if (kind == QUICK_SCAN)
+        status = gp_parse_arguments("learn_quick", args, nargs, "iipp", &op, &learned.out_typenum, &learned.exclusive,
+                                    &learned.skip_nan);
+    else if (kind == QUICK_TRANSPOSE)
+        status = gp_parse_arguments("learn_quick", args, nargs, "");
+    else
+        status = learn_correlation(&learned, args, nargs);
+    if (status == 0 && (op < 0 || op >= GP_NUM_OPS ||
+                        (kind <= QUICK_SCAN && gp_dtype_of_typenum(learned.out_typenum) < 0))) {
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "learn_quick: argument out of range");
+        status = -1;
+    }
+    if (status) {
+        Py_XDECREF(learned.mode);
+        return NULL;
+    }
+    learned.op = (gp_op)op;
+    learned.known = 1;
+    Py_XDECREF(quick_recipes[slot][dtype].mode);
+    quick_recipes[slot][dtype] = learned;
     quick_auto_device = auto_device;
     Py_RETURN_NONE;
 }
