@@ -60,8 +60,9 @@ def check_device_result(entry, params, result, source):
     """After the core's `entry` (``_core.reduce`` or ``_core.scan``) wrote the DeviceArray `result`
     from the DeviceArray `source`: the check the core makes on host results (fp_errors.c), on the
     device.  A float sum's or product's results (a scan's: the last slice along its axis, which a
-    non-finite running value reaches) are summed on the device, one tiny reduction; only where
-    that total is inf or NaN are the result and the input copied to the host for :func:`report`.
+    non-finite running value reaches) are summed on the device, one tiny reduction (a single value
+    is read back as it is); only where that total is inf or NaN are the result and the input
+    copied to the host for :func:`report`.
     Under ``np.errstate(over="ignore", invalid="ignore")`` nothing could be reported, so nothing is
     checked: the call then stays asynchronous."""
     if entry is _core.reduce:
@@ -77,14 +78,27 @@ def check_device_result(entry, params, result, source):
     errors = np.geterr()
     if errors["over"] == "ignore" and errors["invalid"] == "ignore":
         return
-    checked = result
-    if kind == "accumulate":  # the last slice, gathered into a contiguous (outer, inner) array
-        checked = DeviceArray._empty((outer, inner), result.dtype, result.device_index)
-        last = (result.ptr + (n - 1) * inner * result.itemsize, result.dtype.num, (outer, inner), (n * inner, 1))
-        _core.copy(last, checked.ptr, result.device_index, 0)
-    total = DeviceArray._empty((), result.dtype, result.device_index)
-    _core.reduce(checked._operand(), total.ptr, result.device_index, 0, _SUM, result.dtype.num, 1, checked.size, 1)
     with np.errstate(all="ignore"):
-        if np.isfinite(total.get()):
+        if np.isfinite(_checked_total(result, kind, outer, n, inner)):
             return
     report(kind, result.get(), source.get(), (outer, n, inner), skip_nan)
+
+
+def _checked_total(result, kind, outer, n, inner):
+    """A number that is finite where the results checked are (a sum of finite results that
+    overflows only sends the call to the host's exact report): the one value of a whole reduction
+    or a 1-D scan's last element read back as it is, else the device sum of the results (a scan's
+    last slice, gathered into a contiguous (outer, inner) array first)."""
+    index, itemsize = result.device_index, result.itemsize
+    last = result.ptr + ((n - 1) * inner * itemsize if kind == "accumulate" else 0)
+    if outer * inner == 1:
+        value = np.empty(1, result.dtype)
+        _core.memcpy(index, value.ctypes.data, last, itemsize, True)
+        return value[0]
+    checked = result
+    if kind == "accumulate":
+        checked = DeviceArray._empty((outer, inner), result.dtype, index)
+        _core.copy((last, result.dtype.num, (outer, inner), (n * inner, 1)), checked.ptr, index, 0)
+    total = DeviceArray._empty((), result.dtype, index)
+    _core.reduce(checked._operand(), total.ptr, index, 0, _SUM, result.dtype.num, 1, checked.size, 1)
+    return total.get()

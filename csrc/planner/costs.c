@@ -104,7 +104,7 @@ static int apply_override(gp_costs *costs, const char *item, size_t length, gp_e
     return 0;
 }
 
-int gp_costs_current(gp_costs *costs, gp_error *err)
+int gp_costs_current(gp_costs *costs, const char *setting, gp_error *err)
 {
     for (int p = 0; p < GP_NUM_PRIMITIVES; ++p) costs->primitive[p] = gp_primitives[p].costs;
     costs->h2d_gbps = h2d_gbps;
@@ -113,7 +113,6 @@ int gp_costs_current(gp_costs *costs, gp_error *err)
     costs->stream_fixed_us = stream_fixed_us;
     costs->stream_gbps = stream_gbps;
     costs->fresh_min_bytes = fresh_min_bytes;
-    const char *setting = getenv("GPUPRIMS_COSTS");
     for (const char *item = setting; item != NULL && *item != '\0';) {
         const char *comma = strchr(item, ',');
         const char *text = item;

@@ -17,9 +17,9 @@ typedef struct {
     double fresh_min_bytes;    /* host results from this size come in fresh pages, faulted in as written */
 } gp_costs;
 
-/* The measured constants with GPUPRIMS_COSTS applied; GP_ERR_INVALID for a name or value it cannot
- * read. */
-int gp_costs_current(gp_costs *costs, gp_error *err);
+/* The measured constants with `setting` (GPUPRIMS_COSTS's value, or NULL) applied; GP_ERR_INVALID for
+ * a name or value it cannot read. */
+int gp_costs_current(gp_costs *costs, const char *setting, gp_error *err);
 
 /* Estimated microseconds of a host call with traffic t on the CPU backend, and on the GPU by `route`
  * (short or streamed), its input or result pinned or not. */

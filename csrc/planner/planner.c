@@ -1,12 +1,16 @@
 /* gp_plan_call (planner.h): checks a call, reads the settings it needs, and picks its route. */
 #include <limits.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "planner/costs.h"
 #include "planner/planner.h"
 #ifndef GPUPRIMS_NO_CUDA
 #include "gpuprims_cuda.h"
+
+extern char **environ; /* POSIX */
 #endif
 
 #ifdef GPUPRIMS_NO_CUDA
@@ -34,33 +38,66 @@ static int cuda_usable(void)
     return gp_cuda_device_count(&ignored) > 0;
 }
 
-/* A non-negative integer environment variable, or `fallback` when unset or unreadable. */
-static long long env_integer(const char *name, long long fallback)
+/* The planner's environment variables, found in one pass over the environment (getenv scans it
+ * once per variable, and a call on host data with a usable GPU reads five):
+ *   GPUPRIMS_COSTS               the cost constants' overrides (costs.c);
+ *   GPUPRIMS_MAX_DEVICE_BYTES    device memory the call may use (default: unlimited);
+ *   GPUPRIMS_STREAM_MIN_BYTES    inputs from this size stream (default: the primitive's crossover);
+ *   GPUPRIMS_STREAM_CHUNK_BYTES  input bytes per tile (default 0: the engine's own);
+ *   GPUPRIMS_STREAM_FAIL_TILE    test hook: a streamed call fails at this tile.
+ * Each is NULL when unset; the first definition counts, as for getenv. */
+typedef struct {
+    const char *costs, *max_device_bytes, *stream_min_bytes, *stream_chunk_bytes, *stream_fail_tile;
+} planner_environment;
+
+static planner_environment read_environment(void)
 {
-    const char *text = getenv(name);
+    static const char prefix[] = "GPUPRIMS_";
+    static const struct {
+        const char *name; /* after the prefix, with its '=' */
+        size_t offset;
+    } variables[] = {
+        {"COSTS=", offsetof(planner_environment, costs)},
+        {"MAX_DEVICE_BYTES=", offsetof(planner_environment, max_device_bytes)},
+        {"STREAM_MIN_BYTES=", offsetof(planner_environment, stream_min_bytes)},
+        {"STREAM_CHUNK_BYTES=", offsetof(planner_environment, stream_chunk_bytes)},
+        {"STREAM_FAIL_TILE=", offsetof(planner_environment, stream_fail_tile)},
+    };
+    planner_environment found = {0};
+    for (char **entry = environ; entry != NULL && *entry != NULL; ++entry) {
+        if (strncmp(*entry, prefix, sizeof prefix - 1) != 0) continue;
+        const char *rest = *entry + sizeof prefix - 1;
+        for (size_t v = 0; v < sizeof variables / sizeof variables[0]; ++v) {
+            const size_t length = strlen(variables[v].name);
+            const char **value = (const char **)((char *)&found + variables[v].offset);
+            if (*value == NULL && strncmp(rest, variables[v].name, length) == 0) *value = rest + length;
+        }
+    }
+    return found;
+}
+
+/* A non-negative integer setting, or `fallback` when unset or unreadable. */
+static long long setting_integer(const char *text, long long fallback)
+{
     if (text == NULL || *text == '\0') return fallback;
     char *end = NULL;
     const long long value = strtoll(text, &end, 10);
     return (*end == '\0' && value >= 0) ? value : fallback;
 }
 
-/* The settings of a GPU call on host data, each read once:
- *   GPUPRIMS_MAX_DEVICE_BYTES    device memory the call may use (default: unlimited);
- *   GPUPRIMS_STREAM_MIN_BYTES    inputs from this size stream (default: the primitive's crossover);
- *   GPUPRIMS_STREAM_CHUNK_BYTES  input bytes per tile (default 0: the engine's own);
- *   GPUPRIMS_STREAM_FAIL_TILE    test hook: a streamed call fails at this tile. */
+/* The settings of a GPU call on host data (see planner_environment). */
 typedef struct {
     gp_stream_settings stream;
     double stream_min_bytes;
 } gpu_settings;
 
-static gpu_settings read_gpu_settings(const gp_primitive_costs *costs)
+static gpu_settings read_gpu_settings(const planner_environment *env, const gp_primitive_costs *costs)
 {
     gpu_settings s;
-    s.stream.max_device_bytes = (size_t)env_integer("GPUPRIMS_MAX_DEVICE_BYTES", LLONG_MAX);
-    s.stream.chunk_bytes = (size_t)env_integer("GPUPRIMS_STREAM_CHUNK_BYTES", 0);
-    s.stream.fail_tile = env_integer("GPUPRIMS_STREAM_FAIL_TILE", -1);
-    s.stream_min_bytes = (double)env_integer("GPUPRIMS_STREAM_MIN_BYTES", (long long)costs->stream_min_bytes);
+    s.stream.max_device_bytes = (size_t)setting_integer(env->max_device_bytes, LLONG_MAX);
+    s.stream.chunk_bytes = (size_t)setting_integer(env->stream_chunk_bytes, 0);
+    s.stream.fail_tile = setting_integer(env->stream_fail_tile, -1);
+    s.stream_min_bytes = (double)setting_integer(env->stream_min_bytes, (long long)costs->stream_min_bytes);
     return s;
 }
 
@@ -108,9 +145,10 @@ static int gpu_wins(const gp_costs *costs, const gp_call *call, const gp_traffic
 static int plan_gpu(const gp_call *call, const gp_primitive_row *row, const gp_traffic *t, int device, gp_plan *plan,
                     gp_error *err)
 {
+    const planner_environment env = read_environment();
     gp_costs costs;
-    if (gp_costs_current(&costs, err)) return -1;
-    const gpu_settings settings = read_gpu_settings(&costs.primitive[call->primitive]);
+    if (gp_costs_current(&costs, env.costs, err)) return -1;
+    const gpu_settings settings = read_gpu_settings(&env, &costs.primitive[call->primitive]);
     /* Timing uploads the input once and times the device work, as the short path runs it. */
     const gp_route route = plan->repeats > 0 ? GP_ROUTE_SHORT : gpu_route(row, &settings, t);
     int pinned = -1; /* not asked yet */

@@ -467,10 +467,16 @@ template <class Kernel>
 int launch_persistent(int device, Kernel kernel, dim3 threads, size_t shared, int64_t tiles,
                              gp_error *err, unsigned &blocks)
 {
-    if (shared > LaunchLimits::default_dynamic_shared_bytes)  // opt in above the default limit
-        GP_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                         static_cast<int>(shared)),
-                    err, "cudaFuncSetAttribute");
+    // Above the default limit the kernel opts in.  The limit is one per kernel for the whole process
+    // while host threads launch it at once with different sizes, so every thread sets the same value,
+    // the device's own limit: a smaller one set by one thread could fail another's larger launch.
+    if (shared > LaunchLimits::default_dynamic_shared_bytes) {
+        const int limit = max_dynamic_shared_bytes(device);
+        if (shared > static_cast<size_t>(limit))
+            return fail(err, GP_ERR_INVALID, "correlate: a tile needs more shared memory than the device has");
+        GP_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, limit), err,
+                    "cudaFuncSetAttribute");
+    }
     int per_sm = 0;
     GP_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads.x * threads.y, shared),
                 err, "cudaOccupancyMaxActiveBlocksPerMultiprocessor");

@@ -57,6 +57,12 @@ void create_state(int device, DeviceState &state)
         state.multiprocessors = multiprocessors;
     else
         cudaGetLastError();  // launches are then sized for one SM: slower, still correct
+    int max_shared = 0;
+    if (cudaDeviceGetAttribute(&max_shared, cudaDevAttrMaxSharedMemoryPerBlockOptin, device) == cudaSuccess &&
+        max_shared > state.max_dynamic_shared)
+        state.max_dynamic_shared = max_shared;
+    else
+        cudaGetLastError();
     state.work = create_work_stream();
     state.pool_error = create_memory_pool(device, &state.pool);
 }
@@ -80,6 +86,8 @@ int use_device(int device, gp_error *err)
 DeviceState &device_state(int device) { return devices().states[device]; }
 
 int multiprocessor_count(int device) { return device_state(device).multiprocessors; }
+
+int max_dynamic_shared_bytes(int device) { return device_state(device).max_dynamic_shared; }
 
 }  // namespace gp
 

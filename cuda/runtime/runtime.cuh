@@ -30,6 +30,7 @@ struct EngineState;  // the streaming engine's state for one device (streaming/e
 // table, created by the device's first use_device().
 struct DeviceState {
     int multiprocessors = 1;              // the SM count (1 where the query failed)
+    int max_dynamic_shared = 48 * 1024;   // dynamic shared memory a block may opt in to (the default where the query failed)
     cudaStream_t work = cudaStreamLegacy;  // the work stream (stream.cu; the legacy stream where creation failed)
     cudaMemPool_t pool = nullptr;         // the caching allocator's pool (memory.cu)
     cudaError_t pool_error = cudaSuccess;  // why pool is null; reported by every allocation
@@ -45,6 +46,8 @@ int use_device(int device, gp_error *err);
 DeviceState &device_state(int device);
 // The SM count of a device use_device has accepted.
 int multiprocessor_count(int device);
+// The dynamic shared memory bytes a block of a device use_device has accepted may opt in to.
+int max_dynamic_shared_bytes(int device);
 
 // ---- the work stream (stream.cu) ---------------------------------------------------------------------
 
