@@ -28,7 +28,7 @@ _DESCRIBE, _TILES = -1, -2  # the core's `repeats` values that plan (or tile) wi
 # The kinds of recipe the quick lane replays (quick_kind in csrc/glue/calls.c).
 _WHOLE, _AXIS, _SCAN, _TRANSPOSE, _CORRELATE = range(5)
 
-_LANE_REDUCTIONS = ("sum", "prod", "min", "max", "any", "all", "argmin", "argmax",
+_LANE_REDUCTIONS = ("sum", "prod", "min", "max", "any", "all", "argmin", "argmax", "mean",
                     "nansum", "nanprod", "nanmin", "nanmax", "nanargmin", "nanargmax")
 # The quick lane's slot of each call it serves (the core keeps one recipe per slot and dtype): a
 # reduction's whole-array call under its name, its call along one axis as "<name>/axis".
@@ -115,7 +115,7 @@ class Plan:
         result = output if self.finish is None else self.finish(output)
         return result if out is None else cast_into(out, result)
 
-    def teach_quick_lane(self, slot, a, *arguments):
+    def teach_quick_lane(self, slot, a, *arguments, mean_of=None):
         """Teach the core's quick lane this plan, made for the common call of the function in
         `slot` on the NumPy array `a`, when it replays for every such call on arrays of a's dtype.
 
@@ -123,14 +123,15 @@ class Plan:
         transpose that reverses the axes), `axis` (a reduction along it), or `mask, mode, flip,
         overlaps_only` (a correlation with a zero fill: the mask reversed when `flip`, finite
         masks only when `overlaps_only`; replayed for operands of these shapes and this mode).
-        Plans that cast, move or swap their operands, or finish their result, are not taught.
+        Plans that cast, move or swap their operands, or finish their result, are not taught,
+        except a sum that numpy.mean divides by the count (`mean_of`: the mean's result dtype).
         """
         if self.finish is not None or type(a) is not np.ndarray or not a.dtype.isnative:
             return
         recipe = None
         if self.entry is _core.reduce and self.source is a and (arguments or self.out_shape == ()):
             op, out_typenum, _, _, _, _, skip_nan = self.params  # the nan-functions' NaN rule travels too
-            recipe = (_AXIS if arguments else _WHOLE, op, out_typenum, skip_nan)
+            recipe = (_AXIS if arguments else _WHOLE, op, out_typenum, skip_nan, -1 if mean_of is None else mean_of.num)
         elif self.entry is _core.scan and self.source is a and a.ndim == 1:
             out_typenum, _, _, _, exclusive, op, skip_nan = self.params
             recipe = (_SCAN, op, out_typenum, exclusive, skip_nan)

@@ -434,6 +434,12 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, device=None):
     numpy.generic or numpy.ndarray or DeviceArray
         `out` when given.
     """
+    quick = dtype is None and keepdims is False and out is None and (axis is None or type(axis) is int)
+    if quick:  # the common calls, from the core's quick lane once the first such call taught it
+        slot, arguments = (QUICK_SLOTS["mean"], ()) if axis is None else (QUICK_AXIS_SLOTS["mean"], (axis,))
+        result = _core.quick(slot, a, device, *arguments)
+        if result is not NotImplemented:
+            return result
     keepdims = keepdims_flag(keepdims)
     array, index = array_input(a, "mean", device)
     if array.ndim == 0 and axis is not None and not isinstance(axis, tuple):
@@ -445,7 +451,10 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, device=None):
     accumulation_dtype("mean", array.dtype, dtype)  # validates dtype=
     plan = _reduction("sum", array.dtype, array.ndim, axes, mean_sum_dtype(array.dtype, dtype), keepdims).plan(array, index)
     sum_finish = plan.finish
-    divide = mean_division(math.prod(array.shape[axis] for axis in axes), dtype is None and array.dtype == np.float16)
+    float16_result = dtype is None and array.dtype == np.float16
+    divide = mean_division(math.prod(array.shape[axis] for axis in axes), float16_result)
+    if quick and sum_finish is None:
+        plan.teach_quick_lane(slot, a, *arguments, mean_of=np.dtype(np.float16) if float16_result else plan.out_dtype)
     plan.finish = divide if sum_finish is None else (lambda output: divide(sum_finish(output)))
     return _deliver("mean", plan, out)
 

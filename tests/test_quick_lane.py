@@ -251,3 +251,26 @@ def test_correlation_lane_declines_other_calls(rng):
     for boundary, fillvalue in (("wrap", 0), ("fill", 2.5), ("symm", 0)):
         np.testing.assert_allclose(gpuprims.convolve2d(image, kernel, "same", boundary, fillvalue, device="cpu"),
                                    scipy.signal.convolve2d(image, kernel, "same", boundary, fillvalue))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_means_replay_numpys_division(dtype, rng):
+    """numpy.mean is a sum divided by the count (in the sum's dtype; float16 summed in float32 and
+    the quotient cast): the lane divides through NumPy too, so replayed means are the full path's
+    bits, whole or along an axis."""
+    a = make_data(rng, dtype, (5, 7, 3))
+    cases = [(a, None), (a, 0), (a, -1), (a[0, 0], 0), (a.reshape(-1), None)]
+    for x, axis in cases:
+        first = gpuprims.mean(x, axis=axis, device="cpu")
+        slot, arguments = (QUICK_SLOTS["mean"], ()) if axis is None else (QUICK_AXIS_SLOTS["mean"], (axis,))
+        assert _core.quick(slot, x, "cpu", *arguments) is not NotImplemented
+        replayed = gpuprims.mean(x, axis=axis, device="cpu")
+        _same(replayed, first)
+        expected = np.mean(x, axis=axis)
+        assert type(replayed) is type(expected) and np.asarray(replayed).dtype == np.asarray(expected).dtype
+        tolerance = 4 * float(np.finfo(np.asarray(expected).dtype).eps)
+        np.testing.assert_allclose(np.asarray(replayed, np.float64), np.mean(x.astype(np.float64), axis=axis),
+                                   rtol=tolerance, atol=tolerance)
+    _same(gpuprims.mean(a, axis=(0, 1), device="cpu").shape, np.mean(a, axis=(0, 1)).shape)  # not the lane's
+    with pytest.raises(np.exceptions.AxisError if hasattr(np, "exceptions") else np.AxisError):
+        gpuprims.mean(np.asarray(a.reshape(-1)[0]), axis=0, device="cpu")

@@ -490,6 +490,7 @@ static PyObject *core_convert(PyObject *self, PyObject *const *args, Py_ssize_t 
  * lane then takes after (slot, a, device):
  *   QUICK_WHOLE      a reduction of the whole array;
  *   QUICK_AXIS       (axis): a reduction along one axis (an int; negative counts from the end);
+ *                    either, for numpy.mean, a sum then divided by the count as NumPy divides;
  *   QUICK_SCAN       a scan of a 1-D array;
  *   QUICK_TRANSPOSE  the copy of the array with its axes reversed;
  *   QUICK_CORRELATE  (mask, mode): a correlation of arrays of the shapes and the mode it was learned
@@ -507,6 +508,7 @@ typedef struct {
     gp_op op;             /* reductions and scans */
     int out_typenum;
     int exclusive, skip_nan;
+    int mean_typenum;     /* reductions: -1, or a mean's result type (the sum is divided by the count) */
     int ndim;             /* correlations: the shapes learned (a 1-D signal is one row) */
     int64_t image[2], mask[2];
     PyObject *mode;       /* (owned) the mode argument learned: an exact str or int */
@@ -555,6 +557,34 @@ static PyObject *shape_tuple(int ndim, const npy_intp *dims)
     return shape;
 }
 
+/* numpy.mean's division of the sum `total` (a NumPy scalar or array; a reference stolen) by `count`,
+ * by NumPy itself, as the full path's finish step: a scalar's quotient made the result's type, an
+ * array divided in place and cast to the result's dtype. */
+static PyObject *mean_of(PyObject *total, int64_t count, int result_typenum)
+{
+    PyObject *divisor = PyLong_FromLongLong(count);
+    PyArray_Descr *descr = divisor ? PyArray_DescrFromType(result_typenum) : NULL;
+    PyObject *result = NULL;
+    if (descr != NULL && PyArray_Check(total)) {
+        PyObject *quotient = PyNumber_InPlaceTrueDivide(total, divisor);
+        if (quotient != NULL && PyArray_TYPE((PyArrayObject *)quotient) != result_typenum) {
+            Py_INCREF(descr);
+            result = PyArray_CastToType((PyArrayObject *)quotient, descr, 0);
+            Py_DECREF(quotient);
+        } else {
+            result = quotient;
+        }
+    } else if (descr != NULL) {
+        PyObject *quotient = PyNumber_TrueDivide(total, divisor);
+        result = quotient ? PyObject_CallOneArg((PyObject *)descr->typeobj, quotient) : NULL;
+        Py_XDECREF(quotient);
+    }
+    Py_XDECREF(descr);
+    Py_XDECREF(divisor);
+    Py_DECREF(total);
+    return result;
+}
+
 /* A reduction of the whole array (axis NULL) or along the axis `axis` (declined when it is not an
  * int in range: Python raises NumPy's error). */
 static PyObject *quick_reduce(const quick_recipe *recipe, PyArrayObject *src, PyObject *axis, int device)
@@ -597,7 +627,7 @@ static PyObject *quick_reduce(const quick_recipe *recipe, PyArrayObject *src, Py
         result = plan_and_run(&r, out_shape, device, 0);
     }
     Py_DECREF(out_shape);
-    return result;
+    return result != NULL && recipe->mean_typenum >= 0 ? mean_of(result, n, recipe->mean_typenum) : result;
 }
 
 static PyObject *quick_scan(const quick_recipe *recipe, PyArrayObject *src, int device)
@@ -754,7 +784,7 @@ PyDoc_STRVAR(learn_quick_doc,
              "learn_quick(slot, in_typenum, kind, auto_device, *recipe)\n\n"
              "Teach the quick lane the call of `slot` on arrays of in_typenum; auto_device is device None's\n"
              "backend index.  kind and its recipe: 0 whole reduction and 1 reduction along an axis (op,\n"
-             "out_typenum, skip_nan); 2 scan of a 1-D array (op, out_typenum, exclusive, skip_nan); 3 transpose\n"
+             "out_typenum, skip_nan, mean_typenum=-1: a mean's result type, the sum divided by the count); 2 scan of a 1-D array (op, out_typenum, exclusive, skip_nan); 3 transpose\n"
              "(nothing); 4 correlation (image_shape, mask_shape, mode, flip, overlaps_only, out_rows, out_cols,\n"
              "row_offset, col_offset).");
 
@@ -797,11 +827,12 @@ static PyObject *core_learn_quick(PyObject *self, PyObject *const *args, Py_ssiz
         PyErr_SetString(PyExc_ValueError, "learn_quick: argument out of range");
         return NULL;
     }
-    quick_recipe learned = {.kind = (quick_kind)kind, .in_typenum = in_typenum};
+    quick_recipe learned = {.kind = (quick_kind)kind, .in_typenum = in_typenum, .mean_typenum = -1};
     args += 4, nargs -= 4;
     int op = 0, status = 0;
     if (kind == QUICK_WHOLE || kind == QUICK_AXIS)
-        status = gp_parse_arguments("learn_quick", args, nargs, "iip", &op, &learned.out_typenum, &learned.skip_nan);
+        status = gp_parse_arguments("learn_quick", args, nargs, "iip|i", &op, &learned.out_typenum, &learned.skip_nan,
+                                    &learned.mean_typenum);
     else if (kind == QUICK_SCAN)
         status = gp_parse_arguments("learn_quick", args, nargs, "iipp", &op, &learned.out_typenum, &learned.exclusive,
                                     &learned.skip_nan);
@@ -810,7 +841,8 @@ static PyObject *core_learn_quick(PyObject *self, PyObject *const *args, Py_ssiz
     else
         status = learn_correlation(&learned, args, nargs);
     if (status == 0 && (op < 0 || op >= GP_NUM_OPS ||
-                        (kind <= QUICK_SCAN && gp_dtype_of_typenum(learned.out_typenum) < 0))) {
+                        (kind <= QUICK_SCAN && gp_dtype_of_typenum(learned.out_typenum) < 0) ||
+                        (learned.mean_typenum >= 0 && gp_dtype_of_typenum(learned.mean_typenum) < 0))) {
         if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "learn_quick: argument out of range");
         status = -1;
     }

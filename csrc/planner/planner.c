@@ -65,7 +65,7 @@ static planner_environment read_environment(void)
     };
     planner_environment found = {0};
     for (char **entry = environ; entry != NULL && *entry != NULL; ++entry) {
-        if (strncmp(*entry, prefix, sizeof prefix - 1) != 0) continue;
+        if ((*entry)[0] != 'G' || strncmp(*entry, prefix, sizeof prefix - 1) != 0) continue; /* most differ at once */
         const char *rest = *entry + sizeof prefix - 1;
         for (size_t v = 0; v < sizeof variables / sizeof variables[0]; ++v) {
             const size_t length = strlen(variables[v].name);
