@@ -36,6 +36,9 @@ QUICK_SLOTS = {name: slot for slot, name in enumerate((
     *_LANE_REDUCTIONS, *(f"{name}/axis" for name in _LANE_REDUCTIONS),
     "cumsum", "cumprod", "cummax", "cummin", "nancumsum", "nancumprod",
     "transpose", "convolve", "correlate", "convolve2d", "correlate2d"))}
+# The correlation modes the lane replays (others, such as the abbreviations older NumPys accept with
+# a warning, keep the full path).
+_PLAIN_MODES = ("full", "same", "valid", 0, 1, 2)
 QUICK_AXIS_SLOTS = {name: QUICK_SLOTS[f"{name}/axis"] for name in _LANE_REDUCTIONS}
 
 
@@ -141,7 +144,8 @@ class Plan:
             mask, mode, flip, overlaps_only = arguments
             image = self.source
             # The image is `a` itself (1-D: as one row), not the mask swapped in, and nothing is cast.
-            if (type(mask) is np.ndarray and type(mode) in (str, int) and mask.dtype == a.dtype == image.dtype
+            if (type(mask) is np.ndarray and type(mode) in (str, int) and mode in _PLAIN_MODES
+                    and mask.dtype == a.dtype == image.dtype
                     and image.size == a.size
                     and image.shape[-1] == a.shape[-1]
                     and (image is a or image.base is (a if a.base is None else a.base))):
