@@ -2,7 +2,13 @@ import os
 import sys
 import zlib
 
-import numpy as np
+# NumPy's 1-D correlation makes one BLAS dot per output; with a multithreaded OpenBLAS every long
+# dot wakes its threads, and under pytest-xdist on a many-core host (15 workers x 16 threads) one
+# test's 20011 x 10007 reference took 88 s (H200 host) or more than 150 s (H100 host) instead of
+# 0.03 s.  Set before NumPy loads its BLAS; an explicit setting wins.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+import numpy as np  # noqa: E402
 import pytest
 
 # make tests/gp_testutils.py importable whatever pytest's import mode is
