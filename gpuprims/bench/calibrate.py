@@ -220,7 +220,7 @@ class Calibration:
             if plan["route"] != expected:
                 raise RuntimeError(f"calibration: {op.name} {dtype} {format_size(n)} is planned for "
                                    f"{plan['route']}, not {expected}")
-            us = 1e3 * median_ms(lambda: op.call(problem, **device), self.budget_s)
+            us = 1e3 * median_ms(op.bound(problem, **device), self.budget_s)
             samples.append(Sample(path, primitive, op.name, dtype, n, plan["in_bytes"], plan["out_bytes"], macs,
                                   plan["result_pinned"], us))
         self.samples += samples

@@ -15,6 +15,7 @@ the host library above the op's ``host_max`` (SciPy's ``convolve2d``): each woul
 from __future__ import annotations
 
 import csv
+import functools
 import os
 from dataclasses import astuple, dataclass, fields
 from pathlib import Path
@@ -122,14 +123,14 @@ class Routing:
         host_ms = None
         if host is not None and (op.host_max is None or n <= op.host_max):
             call = host.bind(op, problem)
-            host_ms = median_ms(lambda: call(problem.data), self.budget_s)
+            host_ms = median_ms(functools.partial(call, problem.data), self.budget_s)
         cpu_ms = self._gpuprims_ms(op, problem, device="cpu") if n <= CPU_MAX else None
         cuda_ms = self._gpuprims_ms(op, problem, device=self.cuda) if self.cuda is not None else None
         route = op.explain(problem)["route"]
         return RoutingCase(op.name, dtype, n, op.host, host_ms, cpu_ms, cuda_ms, self._gpuprims_ms(op, problem), route)
 
     def _gpuprims_ms(self, op: Op, problem: Problem, **device: str) -> float:
-        return median_ms(lambda: op.call(problem, **device), self.budget_s)
+        return median_ms(op.bound(problem, **device), self.budget_s)
 
 
 def summary(cases: Sequence[RoutingCase]) -> list[str]:
