@@ -213,12 +213,23 @@ _FOLD = {"sum": np.add, "prod": np.multiply, "min": np.minimum, "max": np.maximu
          "nanprod": np.multiply, "nanmin": np.fmin, "nanmax": np.fmax}
 
 
+def _lane_call(axis, dtype, keepdims, out):
+    """Whether a reduction's arguments make a call the quick lane replays: the whole array or one
+    int axis, every other argument at its default."""
+    return dtype is None and keepdims is False and out is None and (axis is None or type(axis) is int)
+
+
+def _lane_slot(op, axis):
+    """The quick lane's slot of gpuprims.<op> over `axis`, and the lane's further arguments."""
+    return (QUICK_SLOTS[op], ()) if axis is None else (QUICK_AXIS_SLOTS[op], (axis,))
+
+
 def _result(op, a, axis, dtype, keepdims, device, out=None, initial=None, plan_of=_reduce):
     """The result of gpuprims.<op> (plan_of: its plan): from the core's quick lane for the common
     calls (the whole array, or one int axis; other arguments at their defaults), which the first
     such call for each dtype teaches it."""
-    if dtype is None and keepdims is False and out is None and initial is None and (axis is None or type(axis) is int):
-        slot, arguments = (QUICK_SLOTS[op], ()) if axis is None else (QUICK_AXIS_SLOTS[op], (axis,))
+    if initial is None and _lane_call(axis, dtype, keepdims, out):
+        slot, arguments = _lane_slot(op, axis)
         result = _core.quick(slot, a, device, *arguments)
         if result is not NotImplemented:
             return result
@@ -434,9 +445,9 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, device=None):
     numpy.generic or numpy.ndarray or DeviceArray
         `out` when given.
     """
-    quick = dtype is None and keepdims is False and out is None and (axis is None or type(axis) is int)
+    quick = _lane_call(axis, dtype, keepdims, out)
     if quick:  # the common calls, from the core's quick lane once the first such call taught it
-        slot, arguments = (QUICK_SLOTS["mean"], ()) if axis is None else (QUICK_AXIS_SLOTS["mean"], (axis,))
+        slot, arguments = _lane_slot("mean", axis)
         result = _core.quick(slot, a, device, *arguments)
         if result is not NotImplemented:
             return result
