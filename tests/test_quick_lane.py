@@ -1,6 +1,8 @@
 """The core's quick lane: a function's common call (NumPy arrays, other arguments plain, device
 None or "cpu") replayed from what its first such call taught, with the same result as the full
 path and never for a call it does not fit."""
+import ctypes
+
 import numpy as np
 import pytest
 import scipy.signal
@@ -115,6 +117,36 @@ def test_gpuprims_device_setting_is_obeyed(monkeypatch, rng):
         gpuprims.sum(a)
     monkeypatch.setenv("GPUPRIMS_DEVICE", "cpu")
     assert gpuprims.explain(gpuprims.sum, a)["route"] == "cpu"
+
+
+def test_environment_changes_are_seen_at_the_next_call(monkeypatch):
+    """The settings are re-read whenever the environment changed since the last call, through
+    os.environ or C's setenv/unsetenv: a new variable, a new value, the same value again, a removal."""
+    libc = ctypes.CDLL(None)
+    libc.setenv.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int]
+    libc.unsetenv.argtypes = [ctypes.c_char_p]
+    monkeypatch.delenv("GPUPRIMS_DEVICE", raising=False)
+    assert _core.device_setting() is None
+    monkeypatch.setenv("GPUPRIMS_DEVICE", "cpu")
+    assert _core.device_setting() == "cpu"
+    monkeypatch.setenv("GPUPRIMS_DEVICE", "cuda:1")
+    assert _core.device_setting() == "cuda:1"
+    monkeypatch.setenv("GPUPRIMS_DEVICE", "cpu")
+    assert _core.device_setting() == "cpu"
+    monkeypatch.setenv("GPUPRIMS_DEVICE", "")
+    assert _core.device_setting() is None  # empty counts as unset
+    try:
+        assert libc.setenv(b"GPUPRIMS_DEVICE", b"cuda", 1) == 0
+        assert _core.device_setting() == "cuda"
+        for i in range(40):  # many new variables: the environment's array grows and moves
+            assert libc.setenv(f"GPUPRIMS_TEST_FILLER_{i}".encode(), b"x", 1) == 0
+        assert _core.device_setting() == "cuda"
+        assert libc.unsetenv(b"GPUPRIMS_DEVICE") == 0
+        assert _core.device_setting() is None
+    finally:
+        for i in range(40):
+            libc.unsetenv(f"GPUPRIMS_TEST_FILLER_{i}".encode())
+        libc.unsetenv(b"GPUPRIMS_DEVICE")
 
 
 def test_dry_runs_still_plan(rng):

@@ -44,6 +44,8 @@ typedef struct {
     PyArray_Descr *out_descr; /* the host output's dtype (owned) */
     int64_t out_count;        /* the output's elements */
     PyArrayObject *target;    /* the host array the caller gave for the result (borrowed), or NULL */
+    gp_environment env;       /* the call's settings, once env_read: read at most once per call */
+    int env_read;
 } request;
 
 static void release(request *r)
@@ -190,10 +192,22 @@ static int take_target(request *r, PyObject *out)
     return 0;
 }
 
+/* The call's environment settings, read on first use (a CPU call needs none). */
+static const gp_environment *environment_of(request *r)
+{
+    if (!r->env_read) {
+        r->env = gp_environment_now();
+        r->env_read = 1;
+    }
+    return &r->env;
+}
+
 static int plan_request(request *r, int device, int repeats, gp_plan *plan)
 {
+    static const gp_environment unread;
+    const gp_environment *env = device == GP_DEVICE_CPU || r->resident ? &unread : environment_of(r);
     gp_error err = {GP_OK, ""};
-    if (gp_plan_call(&r->call, device, r->resident, repeats, plan, &err) == 0) return 0;
+    if (gp_plan_call(&r->call, device, r->resident, repeats, env, plan, &err) == 0) return 0;
     gp_raise(&err);
     return -1;
 }
@@ -404,45 +418,61 @@ PyDoc_STRVAR(copy_doc, "copy(src, out, device, repeats)\n\n"
                        "A C-contiguous copy of the strided view src (any strides, any byte order: the result keeps\n"
                        "src's dtype); a transpose is the copy of a permuted view.");
 
-/* Plans and runs the C-contiguous copy of the strided view src (a host array or a device operand);
- * out as for the entries. */
-static PyObject *copy_request(PyObject *src, PyObject *out, int device, int repeats)
+/* The copy of the request's host input, its axes reversed when reverse_axes is set (a transpose);
+ * -1 when the input is not aligned to its elements. */
+static int host_copy_args(request *r, int reverse_axes)
 {
-    request r = {.call = {.primitive = GP_COPY}};
+    gp_copy_args *copy = &r->call.copy;
+    const int status = gp_copy_args_of(r->input, copy);
+    for (int d = 0; reverse_axes && d < copy->ndim / 2; ++d) {
+        const int e = copy->ndim - 1 - d;
+        const int64_t shape = copy->shape[d], stride = copy->strides[d];
+        copy->shape[d] = copy->shape[e], copy->strides[d] = copy->strides[e];
+        copy->shape[e] = shape, copy->strides[e] = stride;
+    }
+    return status;
+}
+
+/* Plans and runs the C-contiguous copy of the strided view src (a host array or a device operand),
+ * or with reverse_axes of its transpose (host arrays only), for the request r (new, or with its
+ * environment read); out as for the entries. */
+static PyObject *copy_request(request *r, PyObject *src, int reverse_axes, PyObject *out, int device, int repeats)
+{
+    r->call.primitive = GP_COPY;
     gp_dtype dtype;
     int64_t count;
-    if (take_input(&r, src, 1, &dtype, &count)) goto fail;
-    gp_copy_args *copy = &r.call.copy;
-    if (r.resident) {
-        *copy = (gp_copy_args){.ndim = r.device.ndim, .elem_size = gp_dtype_size(dtype)};
+    if (take_input(r, src, 1, &dtype, &count)) goto fail;
+    gp_copy_args *copy = &r->call.copy;
+    if (r->resident) {
+        *copy = (gp_copy_args){.ndim = r->device.ndim, .elem_size = gp_dtype_size(dtype)};
         for (int d = 0; d < copy->ndim; ++d) {
-            copy->shape[d] = r.device.shape[d];
-            copy->strides[d] = r.device.strides[d];
+            copy->shape[d] = r->device.shape[d];
+            copy->strides[d] = r->device.strides[d];
         }
     } else {
-        if (gp_copy_args_of(r.input, copy)) { /* unaligned: NumPy gathers it first */
-            Py_SETREF(r.input, (PyArrayObject *)PyArray_NewCopy(r.input, NPY_KEEPORDER));
-            if (r.input == NULL) goto fail;
-            gp_copy_args_of(r.input, copy);
-            r.call.in = PyArray_DATA(r.input);
+        if (host_copy_args(r, reverse_axes)) { /* unaligned: NumPy gathers it first */
+            Py_SETREF(r->input, (PyArrayObject *)PyArray_NewCopy(r->input, NPY_KEEPORDER));
+            if (r->input == NULL) goto fail;
+            host_copy_args(r, reverse_axes);
+            r->call.in = PyArray_DATA(r->input);
         }
-        r.out_descr = PyArray_DESCR(r.input);
-        Py_INCREF(r.out_descr);
+        r->out_descr = PyArray_DESCR(r->input);
+        Py_INCREF(r->out_descr);
     }
-    r.out_count = count;
+    r->out_count = count;
     gp_plan plan;
-    if (plan_request(&r, device, repeats, &plan)) goto fail;
+    if (plan_request(r, device, repeats, &plan)) goto fail;
     /* A view whose span has gaps would carry them to the device: NumPy gathers it there first. */
-    if (!r.resident && plan.route != GP_ROUTE_CPU && plan.in_bytes > plan.out_bytes) {
-        Py_SETREF(r.input, (PyArrayObject *)PyArray_NewCopy(r.input, NPY_KEEPORDER));
-        if (r.input == NULL) goto fail;
-        gp_copy_args_of(r.input, copy);
-        r.call.in = PyArray_DATA(r.input);
-        if (plan_request(&r, plan.device, repeats, &plan)) goto fail;
+    if (!r->resident && plan.route != GP_ROUTE_CPU && plan.in_bytes > plan.out_bytes) {
+        Py_SETREF(r->input, (PyArrayObject *)PyArray_NewCopy(r->input, NPY_KEEPORDER));
+        if (r->input == NULL) goto fail;
+        host_copy_args(r, reverse_axes);
+        r->call.in = PyArray_DATA(r->input);
+        if (plan_request(r, plan.device, repeats, &plan)) goto fail;
     }
-    return run_planned(&r, &plan, out, repeats);
+    return run_planned(r, &plan, out, repeats);
 fail:
-    release(&r);
+    release(r);
     return NULL;
 }
 
@@ -452,7 +482,8 @@ static PyObject *core_copy(PyObject *self, PyObject *const *args, Py_ssize_t nar
     PyObject *src, *out;
     int device, repeats;
     if (gp_parse_arguments("copy", args, nargs, COMMON_FORMAT, &src, &out, &device, &repeats)) return NULL;
-    return copy_request(src, out, device, repeats);
+    request r = {.call = {.primitive = GP_COPY}};
+    return copy_request(&r, src, 0, out, device, repeats);
 }
 
 PyDoc_STRVAR(convert_doc, "convert(src, out, device, repeats, out_typenum, divisor)\n\n"
@@ -535,13 +566,11 @@ static const quick_recipe *quick_recipe_for(int slot, PyObject *src, Py_ssize_t 
     return recipe;
 }
 
-/* The backend index of `device` (None or "cpu"), or QUICK_DECLINED. */
-static int quick_device(PyObject *device)
+/* The backend index of `device` (None or "cpu"), or QUICK_DECLINED; None reads the call's
+ * environment into r (GPUPRIMS_DEVICE, when set, is Python's to read). */
+static int quick_device(PyObject *device, request *r)
 {
-    if (device == Py_None) {
-        const char *setting = getenv("GPUPRIMS_DEVICE"); /* read per call, as Python's path does */
-        return setting != NULL && *setting != '\0' ? QUICK_DECLINED : quick_auto_device;
-    }
+    if (device == Py_None) return environment_of(r)->device != NULL ? QUICK_DECLINED : quick_auto_device;
     if (PyUnicode_Check(device) && PyUnicode_CompareWithASCIIString(device, "cpu") == 0) return -1;
     return QUICK_DECLINED;
 }
@@ -587,7 +616,8 @@ static PyObject *mean_of(PyObject *total, int64_t count, int result_typenum)
 
 /* A reduction of the whole array (axis NULL) or along the axis `axis` (declined when it is not an
  * int in range: Python raises NumPy's error). */
-static PyObject *quick_reduce(const quick_recipe *recipe, PyArrayObject *src, PyObject *axis, int device)
+static PyObject *quick_reduce(request *r, const quick_recipe *recipe, PyArrayObject *src, PyObject *axis,
+                              int device)
 {
     const int ndim = PyArray_NDIM(src);
     int along = 0;
@@ -616,42 +646,44 @@ static PyObject *quick_reduce(const quick_recipe *recipe, PyArrayObject *src, Py
     }
     PyObject *out_shape = shape_tuple(out_ndim, dims);
     if (out_shape == NULL) return NULL;
-    request r = {.call = {.primitive = GP_REDUCE}};
+    r->call.primitive = GP_REDUCE;
     gp_dtype in_dtype, out_dtype;
     PyObject *result = NULL;
-    if (take_view(&r, (PyObject *)src, recipe->out_typenum, outer * n * inner, &in_dtype, &out_dtype)) {
-        release(&r);
+    if (take_view(r, (PyObject *)src, recipe->out_typenum, outer * n * inner, &in_dtype, &out_dtype)) {
+        release(r);
     } else {
-        r.call.reduce = (gp_reduce_args){recipe->op, in_dtype, out_dtype, outer, n, inner, 0.0, recipe->skip_nan};
-        r.out_count = outer * inner;
-        result = plan_and_run(&r, out_shape, device, 0);
+        r->call.reduce = (gp_reduce_args){recipe->op, in_dtype, out_dtype, outer, n, inner, 0.0, recipe->skip_nan};
+        r->out_count = outer * inner;
+        result = plan_and_run(r, out_shape, device, 0);
     }
     Py_DECREF(out_shape);
     return result != NULL && recipe->mean_typenum >= 0 ? mean_of(result, n, recipe->mean_typenum) : result;
 }
 
-static PyObject *quick_scan(const quick_recipe *recipe, PyArrayObject *src, int device)
+static PyObject *quick_scan(request *r, const quick_recipe *recipe, PyArrayObject *src, int device)
 {
     const int64_t n = PyArray_SIZE(src);
-    request r = {.call = {.primitive = GP_SCAN}};
+    r->call.primitive = GP_SCAN;
     gp_dtype in_dtype, out_dtype;
-    if (take_view(&r, (PyObject *)src, recipe->out_typenum, n, &in_dtype, &out_dtype)) {
-        release(&r);
+    if (take_view(r, (PyObject *)src, recipe->out_typenum, n, &in_dtype, &out_dtype)) {
+        release(r);
         return NULL;
     }
-    r.call.scan = (gp_scan_args){in_dtype, out_dtype, 1, n, 1, recipe->exclusive, recipe->op, recipe->skip_nan};
-    r.out_count = n;
-    return plan_and_run(&r, Py_None, device, 0);
+    r->call.scan = (gp_scan_args){in_dtype, out_dtype, 1, n, 1, recipe->exclusive, recipe->op, recipe->skip_nan};
+    r->out_count = n;
+    return plan_and_run(r, Py_None, device, 0);
 }
 
-static PyObject *quick_transpose(PyArrayObject *src, int device)
+/* The transpose with reversed axes: the copy of src's strides reversed, no view made. */
+static PyObject *quick_transpose(request *r, PyArrayObject *src, int device)
 {
-    if (PyArray_NDIM(src) == 0) Py_RETURN_NOTIMPLEMENTED; /* its result is 1-D (numpy.ascontiguousarray) */
-    PyArrayObject *view = (PyArrayObject *)PyArray_Transpose(src, NULL);
-    PyObject *out_shape = view ? shape_tuple(PyArray_NDIM(view), PyArray_DIMS(view)) : NULL;
-    PyObject *result = out_shape ? copy_request((PyObject *)view, out_shape, device, 0) : NULL;
+    const int ndim = PyArray_NDIM(src);
+    if (ndim == 0) Py_RETURN_NOTIMPLEMENTED; /* its result is 1-D (numpy.ascontiguousarray) */
+    npy_intp dims[GP_MAX_DIMS];
+    for (int d = 0; d < ndim; ++d) dims[d] = PyArray_DIM(src, ndim - 1 - d);
+    PyObject *out_shape = shape_tuple(ndim, dims);
+    PyObject *result = out_shape ? copy_request(r, (PyObject *)src, 1, out_shape, device, 0) : NULL;
     Py_XDECREF(out_shape);
-    Py_XDECREF(view);
     return result;
 }
 
@@ -708,8 +740,8 @@ static int same_shape(PyArrayObject *array, int ndim, const int64_t learned[2])
     return 1;
 }
 
-static PyObject *quick_correlate(const quick_recipe *recipe, PyArrayObject *image, PyObject *mask_arg, PyObject *mode,
-                                 int device)
+static PyObject *quick_correlate(request *r, const quick_recipe *recipe, PyArrayObject *image, PyObject *mask_arg,
+                                 PyObject *mode, int device)
 {
     if (!PyArray_CheckExact(mask_arg) || PyArray_TYPE((PyArrayObject *)mask_arg) != recipe->in_typenum ||
         !PyArray_ISNOTSWAPPED((PyArrayObject *)mask_arg) || !same_shape(image, recipe->ndim, recipe->image) ||
@@ -739,14 +771,14 @@ static PyObject *quick_correlate(const quick_recipe *recipe, PyArrayObject *imag
                                       : Py_BuildValue("(LL)", (long long)recipe->window.out_rows,
                                                       (long long)recipe->window.out_cols);
     PyObject *result = NULL;
-    request r = {.call = {.primitive = GP_CORRELATE}};
+    r->call.primitive = GP_CORRELATE;
     gp_dtype image_dtype;
     int64_t count;
-    if (out_shape != NULL && take_input(&r, (PyObject *)image, 0, &image_dtype, &count) == 0)
-        result = correlate_request(&r, image_dtype, recipe->image[0], recipe->image[1], mask_2d, fill,
+    if (out_shape != NULL && take_input(r, (PyObject *)image, 0, &image_dtype, &count) == 0)
+        result = correlate_request(r, image_dtype, recipe->image[0], recipe->image[1], mask_2d, fill,
                                    &recipe->window, out_shape, device, 0);
     else
-        release(&r);
+        release(r);
     Py_XDECREF(out_shape);
     Py_XDECREF(mask_2d);
     return result;
@@ -768,15 +800,16 @@ static PyObject *core_quick(PyObject *self, PyObject *const *args, Py_ssize_t na
     }
     if (gp_parse_arguments("quick", args, 3, "iOO", &slot, &src, &device_arg)) return NULL;
     const quick_recipe *recipe = quick_recipe_for(slot, src, nargs - 3);
-    const int device = recipe ? quick_device(device_arg) : QUICK_DECLINED;
+    request r = {.env_read = 0}; /* owns nothing until a quick_* function takes its input */
+    const int device = recipe ? quick_device(device_arg, &r) : QUICK_DECLINED;
     if (device == QUICK_DECLINED) Py_RETURN_NOTIMPLEMENTED;
     PyArrayObject *array = (PyArrayObject *)src;
     switch (recipe->kind) {
-    case QUICK_WHOLE: return quick_reduce(recipe, array, NULL, device);
-    case QUICK_AXIS: return quick_reduce(recipe, array, args[3], device);
-    case QUICK_SCAN: return quick_scan(recipe, array, device);
-    case QUICK_TRANSPOSE: return quick_transpose(array, device);
-    default: return quick_correlate(recipe, array, args[3], args[4], device);
+    case QUICK_WHOLE: return quick_reduce(&r, recipe, array, NULL, device);
+    case QUICK_AXIS: return quick_reduce(&r, recipe, array, args[3], device);
+    case QUICK_SCAN: return quick_scan(&r, recipe, array, device);
+    case QUICK_TRANSPOSE: return quick_transpose(&r, array, device);
+    default: return quick_correlate(&r, recipe, array, args[3], args[4], device);
     }
 }
 

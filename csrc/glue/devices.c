@@ -1,8 +1,7 @@
 /* Device queries (devices.h). */
-#include <stdlib.h>
-
 #include "glue/devices.h"
 #include "glue/errors.h"
+#include "planner/environment.h"
 #ifndef GPUPRIMS_NO_CUDA
 #include "gpuprims_cuda.h"
 #endif
@@ -70,14 +69,14 @@ static PyObject *build_info(PyObject *self, PyObject *noargs)
 }
 
 PyDoc_STRVAR(device_setting_doc, "device_setting() -> str or None\n\n"
-                                 "GPUPRIMS_DEVICE, the default device (read with getenv: cheaper than os.environ\n"
-                                 "on every call, and it sees os.environ's changes).");
+                                 "GPUPRIMS_DEVICE, the default device (from the process environment, as the planner\n"
+                                 "reads it: cheaper than os.environ on every call, and it sees os.environ's changes).");
 
 static PyObject *device_setting(PyObject *self, PyObject *noargs)
 {
     (void)self, (void)noargs;
-    const char *value = getenv("GPUPRIMS_DEVICE");
-    if (value == NULL || *value == '\0') Py_RETURN_NONE;
+    const char *value = gp_environment_now().device;
+    if (value == NULL) Py_RETURN_NONE;
     return PyUnicode_DecodeFSDefault(value);
 }
 

@@ -9,18 +9,16 @@
 #include "planner/planner.h"
 #ifndef GPUPRIMS_NO_CUDA
 #include "gpuprims_cuda.h"
-
-extern char **environ; /* POSIX */
 #endif
 
 #ifdef GPUPRIMS_NO_CUDA
 
 static int cuda_usable(void) { return 0; }
 
-static int plan_gpu(const gp_call *call, const gp_primitive_row *row, const gp_traffic *t, int device, gp_plan *plan,
-                    gp_error *err)
+static int plan_gpu(const gp_call *call, const gp_primitive_row *row, const gp_traffic *t, int device,
+                    const gp_environment *env, gp_plan *plan, gp_error *err)
 {
-    (void)call, (void)row, (void)t, (void)device, (void)plan;
+    (void)call, (void)row, (void)t, (void)device, (void)env, (void)plan;
     return gp_fail(err, GP_ERR_INVALID, "gpuprims was built without CUDA support");
 }
 
@@ -38,44 +36,6 @@ static int cuda_usable(void)
     return gp_cuda_device_count(&ignored) > 0;
 }
 
-/* The planner's environment variables, found in one pass over the environment (getenv scans it
- * once per variable, and a call on host data with a usable GPU reads five):
- *   GPUPRIMS_COSTS               the cost constants' overrides (costs.c);
- *   GPUPRIMS_MAX_DEVICE_BYTES    device memory the call may use (default: unlimited);
- *   GPUPRIMS_STREAM_MIN_BYTES    inputs from this size stream (default: the primitive's crossover);
- *   GPUPRIMS_STREAM_CHUNK_BYTES  input bytes per tile (default 0: the engine's own);
- *   GPUPRIMS_STREAM_FAIL_TILE    test hook: a streamed call fails at this tile.
- * Each is NULL when unset; the first definition counts, as for getenv. */
-typedef struct {
-    const char *costs, *max_device_bytes, *stream_min_bytes, *stream_chunk_bytes, *stream_fail_tile;
-} planner_environment;
-
-static planner_environment read_environment(void)
-{
-    static const char prefix[] = "GPUPRIMS_";
-    static const struct {
-        const char *name; /* after the prefix, with its '=' */
-        size_t offset;
-    } variables[] = {
-        {"COSTS=", offsetof(planner_environment, costs)},
-        {"MAX_DEVICE_BYTES=", offsetof(planner_environment, max_device_bytes)},
-        {"STREAM_MIN_BYTES=", offsetof(planner_environment, stream_min_bytes)},
-        {"STREAM_CHUNK_BYTES=", offsetof(planner_environment, stream_chunk_bytes)},
-        {"STREAM_FAIL_TILE=", offsetof(planner_environment, stream_fail_tile)},
-    };
-    planner_environment found = {0};
-    for (char **entry = environ; entry != NULL && *entry != NULL; ++entry) {
-        if ((*entry)[0] != 'G' || strncmp(*entry, prefix, sizeof prefix - 1) != 0) continue; /* most differ at once */
-        const char *rest = *entry + sizeof prefix - 1;
-        for (size_t v = 0; v < sizeof variables / sizeof variables[0]; ++v) {
-            const size_t length = strlen(variables[v].name);
-            const char **value = (const char **)((char *)&found + variables[v].offset);
-            if (*value == NULL && strncmp(rest, variables[v].name, length) == 0) *value = rest + length;
-        }
-    }
-    return found;
-}
-
 /* A non-negative integer setting, or `fallback` when unset or unreadable. */
 static long long setting_integer(const char *text, long long fallback)
 {
@@ -85,13 +45,13 @@ static long long setting_integer(const char *text, long long fallback)
     return (*end == '\0' && value >= 0) ? value : fallback;
 }
 
-/* The settings of a GPU call on host data (see planner_environment). */
+/* The settings of a GPU call on host data (see gp_environment). */
 typedef struct {
     gp_stream_settings stream;
     double stream_min_bytes;
 } gpu_settings;
 
-static gpu_settings read_gpu_settings(const planner_environment *env, const gp_primitive_costs *costs)
+static gpu_settings read_gpu_settings(const gp_environment *env, const gp_primitive_costs *costs)
 {
     gpu_settings s;
     s.stream.max_device_bytes = (size_t)setting_integer(env->max_device_bytes, LLONG_MAX);
@@ -142,13 +102,12 @@ static int gpu_wins(const gp_costs *costs, const gp_call *call, const gp_traffic
 }
 
 /* A host call on the GPU (`device`), or with GP_DEVICE_AUTO wherever it finishes first. */
-static int plan_gpu(const gp_call *call, const gp_primitive_row *row, const gp_traffic *t, int device, gp_plan *plan,
-                    gp_error *err)
+static int plan_gpu(const gp_call *call, const gp_primitive_row *row, const gp_traffic *t, int device,
+                    const gp_environment *env, gp_plan *plan, gp_error *err)
 {
-    const planner_environment env = read_environment();
     gp_costs costs;
-    if (gp_costs_current(&costs, env.costs, err)) return -1;
-    const gpu_settings settings = read_gpu_settings(&env, &costs.primitive[call->primitive]);
+    if (gp_costs_current(&costs, env->costs, err)) return -1;
+    const gpu_settings settings = read_gpu_settings(env, &costs.primitive[call->primitive]);
     /* Timing uploads the input once and times the device work, as the short path runs it. */
     const gp_route route = plan->repeats > 0 ? GP_ROUTE_SHORT : gpu_route(row, &settings, t);
     int pinned = -1; /* not asked yet */
@@ -167,7 +126,8 @@ static int plan_gpu(const gp_call *call, const gp_primitive_row *row, const gp_t
 
 #endif
 
-int gp_plan_call(const gp_call *call, int device, int resident, int repeats, gp_plan *plan, gp_error *err)
+int gp_plan_call(const gp_call *call, int device, int resident, int repeats, const gp_environment *env, gp_plan *plan,
+                 gp_error *err)
 {
     if ((int)call->primitive < 0 || call->primitive >= GP_NUM_PRIMITIVES)
         return gp_fail(err, GP_ERR_INVALID, "unknown primitive");
@@ -190,7 +150,7 @@ int gp_plan_call(const gp_call *call, int device, int resident, int repeats, gp_
         return 0;
     }
     if (device == GP_DEVICE_AUTO && !cuda_usable()) device = GP_DEVICE_CPU;
-    if (device != GP_DEVICE_CPU) return plan_gpu(call, row, &t, device, plan, err);
+    if (device != GP_DEVICE_CPU) return plan_gpu(call, row, &t, device, env, plan, err);
     return row->cpu ? 0 : gp_fail(err, GP_ERR_INVALID, "this primitive runs on device data only");
 }
 

@@ -13,12 +13,14 @@
 #include "contract/gp_call.h"
 #include "contract/gp_error.h"
 #include "contract/gp_plan.h"
+#include "planner/environment.h"
 
 /* Plans `call` (whose in is set; out is NULL, or for a host call the memory the caller gave for
  * the result).  device: a CUDA device index, GP_DEVICE_CPU or GP_DEVICE_AUTO; resident: in and out
- * are device addresses on `device`; repeats: see gp_plan.repeats.  Reads the environment settings
- * (once each) the plan needs. */
-int gp_plan_call(const gp_call *call, int device, int resident, int repeats, gp_plan *plan, gp_error *err);
+ * are device addresses on `device`; repeats: see gp_plan.repeats; env: the call's settings (read
+ * once per call by the caller; only a GPU plan for host data reads them). */
+int gp_plan_call(const gp_call *call, int device, int resident, int repeats, const gp_environment *env, gp_plan *plan,
+                 gp_error *err);
 
 /* Runs a planned call on the backend its route names; with plan->repeats > 0 writes the
  * milliseconds of each run of its work to times_ms instead.  Calls with nothing to do return at
