@@ -16,12 +16,14 @@ hold no NaN), as NumPy.  NumPy's warnings and errors about slices of NaNs are ra
 import builtins
 import functools
 import math
+import operator
 import warnings
 
 import numpy as np
 
 from . import _core
-from ._boundary import array_input, axis_index, keepdims_flag, like_input, on_host, reduced_axes, supported
+from ._boundary import (array_input, axis_index, keepdims_flag, like_input, normalize_axis_index, on_host, reduced_axes,
+                        supported)
 from ._device_array import DeviceArray
 from ._fperrors import report_cast_overflow
 from ._plan import QUICK_AXIS_SLOTS, QUICK_SLOTS, Plan, cast_into, check_out
@@ -284,6 +286,11 @@ def _arg_reduce(op, a, axis, dtype, keepdims, device, initial=None):
     axis or None (the flattened array)."""
     keepdims = bool(keepdims)  # numpy.argmin reads keepdims as a truth value, unlike the ufunc reductions
     array, index = array_input(a, op, device)
+    if isinstance(axis, tuple) and op.startswith("nan") and array.dtype.kind == "f":
+        # numpy.nanargmin checks its slices of NaNs along the axes first (AxisError, the all-NaN
+        # ValueError), then numpy.argmin refuses the tuple: NumPy raises what it raises
+        host = array.get() if isinstance(array, DeviceArray) else on_host(array)
+        _NUMPY[op](host, axis=axis)
     if axis is not None:
         axis_index(axis, builtins.max(array.ndim, 1))  # NumPy's TypeError for tuples, AxisError
     if array.size == 0:  # ValueError where the reduced axis is empty, else an empty result
@@ -453,8 +460,7 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, device=None):
             return result
     keepdims = keepdims_flag(keepdims)
     array, index = array_input(a, "mean", device)
-    if array.ndim == 0 and axis is not None and not isinstance(axis, tuple):
-        axis_index(axis, 0)  # unlike sum, numpy.mean rejects axis 0 of a 0-d array
+    _count_axes_first(axis, array.ndim)
     axes = reduced_axes(axis, array.ndim)
     if array.size == 0:
         return _deliver("mean", Plan.by_numpy(lambda: like_input(
@@ -470,13 +476,25 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, device=None):
     return _deliver("mean", plan, out)
 
 
+def _count_axes_first(axis, ndim):
+    """numpy.mean and numpy.var count the reduced elements before they sum, normalizing each axis
+    as an index (a bool reads as 0 or 1 there): an axis out of range is NumPy's AxisError even where
+    the sum would take it (axis 0 of a 0-d array) or refuse its type first (a bool)."""
+    for item in () if axis is None else axis if isinstance(axis, tuple) else (axis,):
+        try:
+            index = operator.index(item)
+        except TypeError:
+            return  # not an index: the sum's own TypeError follows
+        normalize_axis_index(index, ndim)
+
+
 def _moments(op, a, axis, dtype, ddof, keepdims, device):
     """The plan of gpuprims.var/std.  NumPy answers what the backend does not compute: empty
     selections, ddof at or above the count (inf or NaN with its warnings) and integer dtype=."""
     keepdims = keepdims_flag(keepdims)
     array, index = array_input(a, op, device)
-    if array.ndim == 0 and axis is not None and not isinstance(axis, tuple):
-        axis_index(axis, 0)  # NumPy's AxisError for axis 0 of a 0-d array, as numpy.mean
+    if not (op.startswith("nan") and array.dtype.kind == "f"):  # those NumPy sums with numpy.sum
+        _count_axes_first(axis, array.ndim)
     axes = reduced_axes(axis, array.ndim)
     count = math.prod(array.shape[axis] for axis in axes)
     result_dtype = _numpy_result_dtype(op, array.dtype, _dtype_argument(op, dtype))

@@ -258,6 +258,41 @@ def test_zero_d_and_empty(device, func, dtype):
         check_call(func, np.zeros(shape, dtype), device, axis=axis)
 
 
+def _outcome(function, a, **kwargs):
+    """The value (or the exception's type) and the warnings' messages of one call."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            value = function(a, **kwargs)
+        except Exception as error:  # noqa: BLE001 - the type is the outcome compared
+            value = type(error)
+    return value, sorted(str(w.message) for w in caught)
+
+
+@pytest.mark.parametrize("func", FUNCS + ["mean", "var", "std"])
+@pytest.mark.parametrize("dtype", ["float64", "float32", "int32", "bool"])
+@pytest.mark.parametrize("axis", [0, -1, 1, (0,), (), (0, 1), True, False])
+def test_axes_of_small_arrays_as_numpy_reads_them(device, func, dtype, axis):
+    """NumPy reduces a 0-d array along axis 0 or -1 in its nan-functions of floats (through
+    numpy.sum) but not in numpy.mean and numpy.var, nor for integers (which the nan-functions hand
+    to those); mean and var check a bool axis's range before refusing its type; nanargmin checks
+    its slices of NaNs along a tuple of axes before refusing the tuple.  Same values, same errors,
+    same warnings."""
+    for value in (np.nan, 2.5, [2.5, np.nan, 1.0], [2.5, 0.5, 1.0]):
+        if np.dtype(dtype).kind != "f" and np.isnan(value).any():
+            continue
+        a = np.array(value, dtype)
+        expected = _outcome(getattr(np, func), a, axis=axis)
+        got = _outcome(getattr(gpuprims, func), a, axis=axis, device=device)
+        assert got[1] == expected[1], a
+        if isinstance(expected[0], type):
+            assert got[0] is expected[0], a
+        else:  # a sum of three elements: within a few roundings of NumPy's
+            assert_same_kind_of_result(got[0], expected[0])
+            eps = np.finfo(expected[0].dtype).eps if expected[0].dtype.kind == "f" else 0
+            np.testing.assert_allclose(got[0], expected[0], rtol=8 * eps, atol=0)
+
+
 @pytest.mark.parametrize("func", ["nansum", "nanmax", "nanargmin", "nanmean"])
 @pytest.mark.parametrize("dtype", FLOAT_DTYPES)
 @pytest.mark.parametrize("n", SMALL_SIZES)
