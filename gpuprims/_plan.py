@@ -145,6 +145,7 @@ class Plan:
             image = self.source
             # The image is `a` itself (1-D: as one row), not the mask swapped in, and nothing is cast.
             if (type(mask) is np.ndarray and type(mode) in (str, int) and mode in _PLAIN_MODES
+                    and a.ndim >= 1 and mask.ndim >= 1  # numpy.convolve reads 0-d operands as 1-D: not taught
                     and mask.dtype == a.dtype == image.dtype
                     and image.size == a.size
                     and image.shape[-1] == a.shape[-1]

@@ -285,6 +285,16 @@ def test_correlation_lane_declines_other_calls(rng):
                                    scipy.signal.convolve2d(image, kernel, "same", boundary, fillvalue))
 
 
+@pytest.mark.parametrize("mode", ["full", "same", "valid"])
+def test_zero_d_operands_of_numpys_convolutions(mode):
+    """numpy.convolve reads a 0-d operand as one element; such calls are not taught to the lane
+    (a 0-d image has no last axis to learn) and answer as NumPy, the second call too."""
+    for a, v in ((np.array(3.0), np.array(2.0)), (np.array(3.0), np.array([1.0, 2.0])),
+                 (np.array([1.0, 2.0]), np.array(3.0))):
+        for _ in range(2):
+            _same(gpuprims.convolve(a, v, mode, device="cpu"), np.convolve(a, v, mode))
+
+
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_means_replay_numpys_division(dtype, rng):
     """numpy.mean is a sum divided by the count (in the sum's dtype; float16 summed in float32 and
