@@ -246,9 +246,12 @@ def _deliver(op, plan, out, initial=None):
     and written into `out` when given: NumPy's checks (its shape; for argmin and argmax a dtype
     intp casts to safely, for std a float dtype), then an unsafe cast, as NumPy's reductions write
     `out`."""
-    if op in ("argmin", "argmax", "nanargmin", "nanargmax") and out is not None and not np.can_cast(getattr(out, "dtype", object), np.intp):
-        raise TypeError(f"gpuprims.{op}: cannot cast out's dtype {getattr(out, 'dtype', type(out))} to intp "
-                        "according to the rule 'safe'")
+    if op in ("argmin", "argmax", "nanargmin", "nanargmax") and out is not None:
+        if plan.entry is not None:  # numpy.argmin checks out's shape before its dtype
+            check_out(op, out, plan.out_shape, plan.source)
+        if not np.can_cast(getattr(out, "dtype", object), np.intp):
+            raise TypeError(f"gpuprims.{op}: cannot cast out's dtype {getattr(out, 'dtype', type(out))} to intp "
+                            "according to the rule 'safe'")
     if op in ("std", "nanstd") and out is not None and out.dtype.kind != "f":  # NumPy's sqrt writes out in place
         raise TypeError(f"gpuprims.{op}: cannot write the float result into out of dtype {out.dtype} "
                         "with casting rule 'same_kind'")

@@ -134,6 +134,9 @@ def test_out_errors_like_numpy(device):
     for dtype in ("float64", "uint64"):
         with pytest.raises(TypeError):
             gpuprims.argmax(a, axis=0, out=np.empty(4, dtype), device=device)
+    for function in (gpuprims.argmax, gpuprims.nanargmin):  # NumPy checks the shape before the dtype
+        with pytest.raises(ValueError):
+            function(a, axis=0, out=np.empty(3, "float64"), device=device)
     readonly = np.empty(4)
     readonly.flags.writeable = False
     with pytest.raises(ValueError):
