@@ -507,10 +507,8 @@ def _moments(op, a, axis, dtype, ddof, keepdims, device):
             host = array.get() if isinstance(array, DeviceArray) and array.size else on_host(array)
             return like_input(_NUMPY[op](host, axis=axes, dtype=dtype, keepdims=keepdims, **kwargs), array)
         return Plan.by_numpy(by_numpy)
-    reduction = _reduction(op, array.dtype, array.ndim, axes, dtype, keepdims)
-    plan = reduction.plan(array, index, float(ddof))
-    if reduction.skip_nan:
-        plan.finish = _empty_slice_warning(op, array, axes, ddof, plan.finish)
+    plan = _reduction(op, array.dtype, array.ndim, axes, dtype, keepdims).plan(array, index, float(ddof))
+    plan.finish = _numpy_where_not_finite(op, array, axes, dtype, ddof, plan.finish)
     return plan
 
 
@@ -523,18 +521,36 @@ def _any_nan(result):
     return bool(np.isnan(result).any())
 
 
-def _empty_slice_warning(op, array, axes, ddof, finish):
-    """nanmean/nanvar/nanstd's finish step: `finish`, then NumPy's RuntimeWarning where a slice has
-    no more numbers than ddof (its result is NaN: only then are the numbers counted, on the host)."""
-    message = "Mean of empty slice" if op == "nanmean" else "Degrees of freedom <= 0 for slice."
+def _holds_non_finite(result):
+    """Whether a float result holds NaN or inf (a device result: by its max and min, two elements
+    brought back)."""
+    if result.dtype.kind != "f" or not np.size(result):
+        return False
+    if isinstance(result, DeviceArray):
+        result = np.array([max(result).get(), min(result).get()])
+    return not bool(np.isfinite(result).all())
+
+
+def _numpy_where_not_finite(op, array, axes, dtype, ddof, finish):
+    """var, std, nanmean, nanvar and nanstd's finish step: `finish`, then, only where the result
+    holds NaN or inf, NumPy's answer instead, computed by NumPy on the host input with all its
+    signals: its floating-point errors in every numpy.errstate mode (from the steps where NumPy
+    meets them: the sum's "reduce", the "subtract" of an infinite mean, the squares' "multiply")
+    and the nan-functions' warning of a slice without enough numbers.  The backends' one pass
+    shifts every element by its piece's first, which infinities and values near the float's
+    largest turn into NaN or inf where NumPy's two passes give inf or a number."""
+    numpy_kwargs = {} if op == "nanmean" else {"ddof": ddof}
 
     def check(output):
         result = output if finish is None else finish(output)
-        if _any_nan(result):
-            host = array.get() if isinstance(array, DeviceArray) else array
-            if np.any(np.count_nonzero(~np.isnan(host), axis=axes) - ddof <= 0):
-                warnings.warn(message, RuntimeWarning, stacklevel=4)
-        return result
+        if not _holds_non_finite(result):
+            return result
+        host = array.get() if isinstance(array, DeviceArray) else array
+        expected = np.asarray(_NUMPY[op](host, axis=axes, dtype=dtype, **numpy_kwargs), result.dtype)
+        expected = expected.reshape(np.shape(result))
+        if isinstance(result, DeviceArray):
+            return like_input(expected, array)
+        return expected if isinstance(result, np.ndarray) else expected[()]
     return check
 
 

@@ -1,4 +1,4 @@
-"""Floating-point errors of sums and products reported as NumPy reports them: overflow and invalid
+"""Floating-point errors of sums, products and moments reported as NumPy reports them: overflow and invalid
 warnings with NumPy's texts, every numpy.errstate mode, thread-local like NumPy's, and silence
 where NumPy is silent (inf or NaN carried from the input, finite results, integers, min/max)."""
 import threading
@@ -49,6 +49,31 @@ def test_warnings_are_numpys(device, name, dtype):
         assert messages == expected_messages, (case, messages, expected_messages)
         np.testing.assert_array_equal(np.isnan(got), np.isnan(expected))
         np.testing.assert_array_equal(np.isinf(got), np.isinf(expected))
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("name", ["var", "std", "nanmean", "nanvar", "nanstd"])
+def test_moments_signal_where_numpy_does(device, name, dtype):
+    """var, std and the nan-moments: where the result holds NaN or inf, NumPy's answer and its
+    floating-point errors, which come from its own steps (the sum's "reduce", the "subtract" of an
+    infinite mean, the squares' "multiply"), in every errstate mode."""
+    big = np.finfo(dtype).max
+    cases = {**_cases(dtype, False), "squares overflow": np.array([big, -big, 0], dtype),
+             "rows": np.array([[np.inf, 1, 2], [1, 2, 3]], dtype)}
+    if name == "nanmean":  # its mean is taken in double: no overflow where NumPy's float sum has one
+        del cases["overflow"]
+        assert np.isfinite(gpuprims.nanmean(np.array([big, big, 1], dtype), device=device))
+    for case, a in cases.items():
+        for axis in (None, -1):
+            expected, expected_messages = _messages(_numpy(name), a, axis=axis)
+            got, messages = _messages(getattr(gpuprims, name), a, axis=axis, device=device)
+            assert messages == expected_messages, (case, axis, messages, expected_messages)
+            np.testing.assert_array_equal(np.isnan(got), np.isnan(expected))
+            np.testing.assert_array_equal(np.isinf(got), np.isinf(expected))
+    with np.errstate(invalid="raise"):
+        with pytest.raises(FloatingPointError, match="invalid value"):
+            getattr(gpuprims, name)(np.array([np.inf, -np.inf, 1], dtype), device=device)
+        getattr(gpuprims, name)(np.array([np.nan, 1, 2], dtype), device=device)  # NaN carried: silent
 
 
 @pytest.mark.parametrize("dtype", FLOATS)
