@@ -152,6 +152,11 @@ def _run_with_initial(name, x, axis, dtype, out, include_initial, device):
     array, index = array_input(x, name, device)
     if axis is None and array.ndim > 1:
         raise ValueError("For arrays which have more than one dimension ``axis`` argument is required.")
+    if isinstance(axis, tuple):  # NumPy takes a tuple of one axis (0-d arrays read as 1-d)
+        axes = [axis_index(item, max(array.ndim, 1)) for item in axis]
+        if len(axes) != 1:
+            raise ValueError("accumulate does not allow multiple axes")
+        axis = axes[0]
     scan = _scan_of(name, array.dtype, array.ndim, axis, dtype, False)
     if not include_initial:
         return scan.plan(array, index).run(check_out(name, out, scan.result_shape(array.shape), array))

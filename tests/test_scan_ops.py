@@ -211,6 +211,24 @@ def test_cumulative_rules():
                                   [0, 0, 1, 3, 6])
 
 
+@pytest.mark.skipif(not hasattr(np, "cumulative_sum"), reason="NumPy >= 2.1 has the cumulative functions")
+@pytest.mark.parametrize("name", ["cumulative_sum", "cumulative_prod"])
+@pytest.mark.parametrize("axis", [(0,), (-1,), (1,), (0, 1), (), [0], (True,)])
+def test_cumulative_axis_tuples_as_numpy(name, axis):
+    """NumPy's cumulative functions take a tuple of one axis (a 0-d array read as 1-d): each
+    checked against the dimensions (AxisError), then more than one refused (ValueError)."""
+    for a in (np.array(2.5), np.arange(1, 4), np.arange(1, 7).reshape(2, 3)):
+        try:
+            expected = getattr(np, name)(a, axis=axis)
+        except Exception as error:  # noqa: BLE001 - the same type is expected
+            with pytest.raises(type(error)):
+                getattr(gpuprims, name)(a, axis=axis, device="cpu")
+            continue
+        got = getattr(gpuprims, name)(a, axis=axis, device="cpu")
+        assert got.dtype == expected.dtype
+        np.testing.assert_array_equal(got, expected)
+
+
 # ---- out= ----------------------------------------------------------------------------------------------
 
 SCANS = ["cumsum", "prefix_sum", "cumprod", "cummax", "cummin", "nancumsum", "nancumprod"]
