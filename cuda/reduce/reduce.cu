@@ -4,7 +4,8 @@
 // same for all.
 //   inner == 1, long rows:  reduce_rows_kernel, several blocks per row when rows are few, then the
 //                           same kernel over the per-block partials;
-//   inner == 1, short rows: reduce_short_rows_kernel, a logical warp per row;
+//   inner == 1, short rows: reduce_short_rows_kernel, a logical warp per row (rows shorter than a
+//                           block, or enough of them to fill the device);
 //   inner > 1:              reduce_columns_kernel, a thread per column, chunked along n when
 //                           columns are few, then the same kernel over the partials.
 //
@@ -19,17 +20,6 @@
 namespace gp {
 namespace {
 
-template <class Kernel> int resident_blocks_per_sm(Kernel kernel)
-{
-    int blocks = 0;
-    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, ReduceTuning::threads, 0) !=
-            cudaSuccess || blocks < 1) {
-        cudaGetLastError();
-        blocks = 1;
-    }
-    return blocks;
-}
-
 // Element k of a row is lifted at index base + k (reduce_ops.cuh).
 template <class Op, class In, class Acc, class Out>
 int reduce_rows(int device, Op op, const In *in, Out *out, int64_t rows, int64_t n, int64_t base, gp_error *err)
@@ -38,9 +28,11 @@ int reduce_rows(int device, Op op, const In *in, Out *out, int64_t rows, int64_t
     const cudaStream_t stream = work_stream();
     const unsigned grid_rows = static_cast<unsigned>(std::min(rows, LaunchLimits::max_grid_y));
 
-    if (n <= ReduceTuning::warp_rows_max_n) {
-        int width = 1;
-        while (width < warp_threads && width < n) width *= 2;
+    int width = 1;
+    while (width < warp_threads && width < n) width *= 2;
+    const int64_t device_threads =
+        static_cast<int64_t>(multiprocessor_count(device)) * ReduceTuning::grid_threads_per_sm;
+    if (n <= ReduceTuning::warp_rows_max_n && (n < threads || rows * width >= device_threads)) {
         int64_t blocks = ceil_div(rows * width, threads);
         const int64_t max_blocks =
             static_cast<int64_t>(multiprocessor_count(device)) * ReduceTuning::short_rows_blocks_per_sm;
@@ -57,9 +49,9 @@ int reduce_rows(int device, Op op, const In *in, Out *out, int64_t rows, int64_t
                                   resident_blocks_per_sm(reduce_rows_kernel<Op, In, Acc, Acc>) *
                                   ReduceTuning::oversubscription;
     int64_t per_row = ceil_div(device_blocks, rows);
-    const int64_t min_chunk = static_cast<int64_t>(threads) * Vec16<In>::size * ReduceTuning::unroll;
+    const int64_t min_chunk = static_cast<int64_t>(threads) * std::max(Vec16<In>::size, 1) * ReduceTuning::unroll;
     if (per_row > ceil_div(n, min_chunk)) per_row = ceil_div(n, min_chunk);
-    if (per_row < 1) per_row = 1;
+    if (per_row < 1 || n <= ReduceTuning::warp_rows_max_n) per_row = 1;  // a short row: one block
 
     if (per_row == 1) {
         reduce_rows_kernel<Op, In, Acc, Out>
@@ -81,7 +73,8 @@ int reduce_columns(int device, Op op, const In *in, Out *out, int64_t outer, int
                    gp_error *err)
 {
     const cudaStream_t stream = work_stream();
-    const ColumnGrid geometry = column_grid(device, outer, n, inner);
+    const ColumnGrid geometry =
+        column_grid(device, resident_blocks_per_sm(reduce_columns_kernel<Op, In, Acc, Acc>), outer, n, inner);
     if (geometry.chunks == 1) {
         reduce_columns_kernel<Op, In, Acc, Out>
             <<<geometry.grid, ReduceTuning::threads, 0, stream>>>(in, out, outer, n, inner, n, base, op);
