@@ -561,11 +561,21 @@ def _all_nan_warning(result):
     return result
 
 
+def _holds_no_nan(a):
+    """Whether `a` is an array of a dtype without NaN (bool, integers): nanargmin/nanargmax are then
+    argmin/argmax, as NumPy's, without the look for a slice of NaNs."""
+    dtype = getattr(a, "dtype", None)
+    return isinstance(dtype, np.dtype) and dtype.kind in "biu"
+
+
 def _all_nan_error(result):
     """nanargmin/nanargmax's result, or NumPy's ValueError where a slice of NaNs made an index -1."""
-    if not np.size(result):
+    if isinstance(result, np.integer):  # the common case, without an array reduction's cost
+        lowest = result
+    elif not np.size(result):
         return result
-    lowest = min(result).get() if isinstance(result, DeviceArray) else np.min(result)
+    else:
+        lowest = min(result).get() if isinstance(result, DeviceArray) else np.min(result)
     if lowest < 0:
         raise ValueError("All-NaN slice encountered")
     return result
@@ -877,6 +887,8 @@ def nanargmin(a, axis=None, out=None, *, keepdims=False, device=None):
     ValueError
         For a slice of NaNs (``All-NaN slice encountered``) and an empty one, as NumPy.
     """
+    if _holds_no_nan(a):
+        return argmin(a, axis, out, keepdims=keepdims, device=device)
     return _all_nan_error(_result("nanargmin", a, axis, None, keepdims, device, out, plan_of=_arg_reduce))
 
 
@@ -889,4 +901,6 @@ def nanargmax(a, axis=None, out=None, *, keepdims=False, device=None):
     -------
     numpy.intp or numpy.ndarray or DeviceArray
     """
+    if _holds_no_nan(a):
+        return argmax(a, axis, out, keepdims=keepdims, device=device)
     return _all_nan_error(_result("nanargmax", a, axis, None, keepdims, device, out, plan_of=_arg_reduce))

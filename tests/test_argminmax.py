@@ -48,6 +48,24 @@ def test_best_planted_in_every_piece_position(device, rng, func, dtype):
         check_arg(func, b, gp_call(func, b, device))
 
 
+@pytest.mark.parametrize("shape,axis", [((70001,), None), ((5, 300), 1), ((300, 5), 0), ((3, 5000), 1),
+                                        ((5000, 3), 0), ((40, 2000), 0), ((2000, 40), 1)])
+@pytest.mark.parametrize("dtype", ["bool", "int8", "uint16", "int64", "float16", "float32", "float64"])
+@pytest.mark.parametrize("func", FUNCS)
+def test_every_element_the_starting_value(device, func, dtype, shape, axis):
+    """Every element equal to the value a search starts from (-inf or the lowest integer for
+    argmax, +inf or the highest for argmin): index 0 of every slice, on every kernel's path."""
+    dt = np.dtype(dtype)
+    if dt.kind == "f":
+        value = -np.inf if func == "argmax" else np.inf
+    elif dt.kind == "b":
+        value = func == "argmin"
+    else:
+        value = np.iinfo(dt).min if func == "argmax" else np.iinfo(dt).max
+    a = np.full(shape, value, dtype=dt)
+    check_arg(func, a, gp_call(func, a, device, axis=axis), axis=axis)
+
+
 @pytest.mark.parametrize("where", ["first", "middle", "last", "all", "two"])
 @pytest.mark.parametrize("n", [1, 2, 33, 4097, 65537])
 @pytest.mark.parametrize("dtype", FLOAT_DTYPES)

@@ -381,7 +381,8 @@ def test_quick_lane_keeps_the_nan_rule(rng, func, dtype):
                 check_call(func, a, "cpu")
             else:  # the plain function: NaN wins
                 np.testing.assert_array_equal(gp_call(plain, a, "cpu"), getattr(np, plain)(a))
-        assert _learned(func, a, "cpu") and _learned(plain, a, "cpu")
+        # integer nanargmin/nanargmax are argmin/argmax, whose lane answers them
+        assert _learned(plain, a, "cpu") and (_learned(func, a, "cpu") or (func in ARG_FUNCS and a.dtype.kind != "f"))
     if a.dtype.kind == "f":
         nans = np.full(33, np.nan, dtype)
         for _ in range(2):
