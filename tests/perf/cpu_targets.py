@@ -27,6 +27,17 @@ import gpuprims
 
 DTYPES = ("float32", "int32", "float64")
 REDUCTIONS = ("sum", "prod", "min", "max", "mean")
+# Issue 17's family, each against its NumPy counterpart (issue 17: at most 1.0x NumPy from 2^16 up).
+FAMILY = {
+    **{name: getattr(np, name) for name in (
+        "argmin", "argmax", "any", "all", "count_nonzero", "var", "std", "nansum", "nanprod", "nanmin",
+        "nanmax", "nanmean", "nanvar", "nanstd", "nanargmin", "nanargmax", "cumprod", "nancumsum",
+        "nancumprod")},
+    "cummax": lambda a, axis: np.maximum.accumulate(a.ravel() if axis is None else a, axis=axis or 0),
+    "cummin": lambda a, axis: np.minimum.accumulate(a.ravel() if axis is None else a, axis=axis or 0),
+    **({name: getattr(np, name) for name in ("cumulative_sum", "cumulative_prod")}
+       if hasattr(np, "cumulative_sum") else {}),
+}
 
 
 def best_time(function, min_sample_s=0.02, samples=7):
@@ -103,14 +114,17 @@ def layouts(rng, dtype, exponent, axes):
 
 
 def run_cases(table, rng, dtypes, exponents, ops, target, axes_from):
-    """A row per op, dtype, size and layout: gpuprims.<op> against numpy.<op>."""
+    """A row per op, dtype, size and layout: gpuprims.<op> against numpy.<op> (or `ops[op]`, where
+    `ops` maps names to NumPy's functions)."""
     for dtype in dtypes:
         for exponent in exponents:
             cases = layouts(rng, dtype, exponent, exponent >= axes_from)
             for op in ops:
+                reference = ops[op] if isinstance(ops, dict) else getattr(np, op)
                 for label, a, axis, copy_s in cases:
-                    gp_s = best_time(lambda: getattr(gpuprims, op)(a, axis=axis, device="cpu"))
-                    np_s = best_time(lambda: getattr(np, op)(a, axis=axis))
+                    with np.errstate(all="ignore"):  # products over- and underflow, as NumPy's
+                        gp_s = best_time(lambda: getattr(gpuprims, op)(a, axis=axis, device="cpu"))
+                        np_s = best_time(lambda: reference(a, axis=axis))
                     table.row(f"{op} {dtype}{label}", size_label(a.shape), gp_s, np_s, target(exponent), copy_s)
 
 
@@ -120,6 +134,10 @@ def run_reductions(table, rng, dtypes, exponents, threads):
 
 def run_scans(table, rng, dtypes, exponents, threads):
     run_cases(table, rng, dtypes, exponents, ("cumsum",), lambda e: scan_target(threads), 0)
+
+
+def run_family(table, rng, dtypes, exponents):
+    run_cases(table, rng, dtypes, exponents, FAMILY, lambda e: 1.0, 16)
 
 
 def run_convolutions(table, rng, dtypes):
@@ -203,8 +221,9 @@ def run_threshold(exponents):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="float32 only, sizes 2^10, 2^16, 2^22")
-    parser.add_argument("--only", default="reduce,scan,convolve,transpose,small",
-                        help="comma list of reduce, scan, convolve, transpose, small")
+    parser.add_argument("--only", default="reduce,scan,family,convolve,transpose,small",
+                        help="comma list of reduce, scan, family (issue 17's functions), convolve, "
+                             "transpose, small")
     parser.add_argument("--dtypes", default=",".join(DTYPES))
     parser.add_argument("--sizes", default=None, help="comma list of power-of-two exponents")
     parser.add_argument("--threshold", action="store_true",
@@ -232,6 +251,8 @@ def main(argv=None):
         run_reductions(table, rng, dtypes, exponents, threads)
     if "scan" in only:
         run_scans(table, rng, dtypes, [e for e in exponents if e >= 16], threads)
+    if "family" in only:
+        run_family(table, rng, dtypes, [e for e in exponents if e >= 16])
     if "convolve" in only:
         run_convolutions(table, rng, dtypes)
     if "transpose" in only:
