@@ -15,7 +15,8 @@ struct ReduceTuning {
     static constexpr int oversubscription = 2;   // blocks per resident block slot: balances SMs
     // Rows up to this length take a (sub)warp each, unless they are at least a block long and too
     // few for their warps to fill every SM (grid_threads_per_sm): a block each then shares the
-    // row, where a lone warp would walk it one dependent load after another (measured below).
+    // row, where a lone warp would walk it one dependent load after another (the 1,056 partials
+    // of a 2^28 var on the H200: 16.8 us on a warp, 8.4 on a block).
     static constexpr int64_t warp_rows_max_n = 2048;
     static constexpr int64_t min_column_chunk = 64;   // fewest rows a column chunk reduces
     // Rows a column kernel's thread loads at once (into 4 accumulators): 8 against 4 took argmax
