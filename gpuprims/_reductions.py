@@ -246,9 +246,11 @@ def _deliver(op, plan, out, initial=None):
     and written into `out` when given: NumPy's checks (its shape; for argmin and argmax a dtype
     intp casts to safely, for std a float dtype), then an unsafe cast, as NumPy's reductions write
     `out`."""
+    out_checked = False
     if op in ("argmin", "argmax", "nanargmin", "nanargmax") and out is not None:
         if plan.entry is not None:  # numpy.argmin checks out's shape before its dtype
             check_out(op, out, plan.out_shape, plan.source)
+            out_checked = True
         if not np.can_cast(getattr(out, "dtype", object), np.intp):
             raise TypeError(f"gpuprims.{op}: cannot cast out's dtype {getattr(out, 'dtype', type(out))} to intp "
                             "according to the rule 'safe'")
@@ -259,7 +261,7 @@ def _deliver(op, plan, out, initial=None):
         if out is None:
             return plan.run()
         if plan.entry is not None:
-            return plan.run(check_out(op, out, plan.out_shape, plan.source))
+            return plan.run(out if out_checked else check_out(op, out, plan.out_shape, plan.source))
         result = plan.run()
     else:
         result = _with_initial(op, plan.run(), initial)
