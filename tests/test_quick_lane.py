@@ -2,6 +2,8 @@
 None or "cpu") replayed from what its first such call taught, with the same result as the full
 path and never for a call it does not fit."""
 import ctypes
+import sys
+import threading
 
 import numpy as np
 import pytest
@@ -316,3 +318,37 @@ def test_means_replay_numpys_division(dtype, rng):
     _same(gpuprims.mean(a, axis=(0, 1), device="cpu").shape, np.mean(a, axis=(0, 1)).shape)  # not the lane's
     with pytest.raises(np.exceptions.AxisError if hasattr(np, "exceptions") else np.AxisError):
         gpuprims.mean(np.asarray(a.reshape(-1)[0]), axis=0, device="cpu")
+
+
+def test_threads_teaching_other_shapes_meanwhile(rng):
+    """Threads that call with different shapes relearn the slot's recipe while another thread's
+    call is under way (NumPy lets go of the GIL to copy a reversed view): each call still runs
+    with the recipe it was checked against."""
+    shapes = [(13, 9), (14, 10), (9, 13), (6, 6), (40, 40)]
+    mask = make_data(rng, "float32", (3, 3))
+    images = [make_data(rng, "float32", shape)[::-1] for shape in shapes]
+    expected = [scipy.signal.convolve2d(image, mask, "valid") for image in images]
+    failures = []
+    start = threading.Barrier(4)
+
+    def calls(seed):
+        order = np.random.default_rng(seed).integers(len(shapes), size=600)
+        start.wait()
+        for k in order:
+            try:
+                got = gpuprims.convolve2d(images[k], mask, "valid", device="cpu")
+                np.testing.assert_allclose(got, expected[k], rtol=1e-5, atol=1e-5)
+            except Exception as error:  # noqa: BLE001 - every failure is reported below
+                failures.append(f"{shapes[k]}: {error!r}")
+
+    switch = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        threads = [threading.Thread(target=calls, args=(seed,)) for seed in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        sys.setswitchinterval(switch)
+    assert not failures, failures[:3]

@@ -799,18 +799,25 @@ static PyObject *core_quick(PyObject *self, PyObject *const *args, Py_ssize_t na
         return NULL;
     }
     if (gp_parse_arguments("quick", args, 3, "iOO", &slot, &src, &device_arg)) return NULL;
-    const quick_recipe *recipe = quick_recipe_for(slot, src, nargs - 3);
+    const quick_recipe *found = quick_recipe_for(slot, src, nargs - 3);
     request r = {.env_read = 0}; /* owns nothing until a quick_* function takes its input */
-    const int device = recipe ? quick_device(device_arg, &r) : QUICK_DECLINED;
+    const int device = found ? quick_device(device_arg, &r) : QUICK_DECLINED;
     if (device == QUICK_DECLINED) Py_RETURN_NOTIMPLEMENTED;
+    /* The call runs on its own copy: another thread may learn a new recipe for the slot while this
+     * one has let go of the GIL (a copy into NumPy's memory, a collection, the run itself). */
+    quick_recipe recipe = *found;
+    Py_XINCREF(recipe.mode);
     PyArrayObject *array = (PyArrayObject *)src;
-    switch (recipe->kind) {
-    case QUICK_WHOLE: return quick_reduce(&r, recipe, array, NULL, device);
-    case QUICK_AXIS: return quick_reduce(&r, recipe, array, args[3], device);
-    case QUICK_SCAN: return quick_scan(&r, recipe, array, device);
-    case QUICK_TRANSPOSE: return quick_transpose(&r, array, device);
-    default: return quick_correlate(&r, recipe, array, args[3], args[4], device);
+    PyObject *result;
+    switch (recipe.kind) {
+    case QUICK_WHOLE: result = quick_reduce(&r, &recipe, array, NULL, device); break;
+    case QUICK_AXIS: result = quick_reduce(&r, &recipe, array, args[3], device); break;
+    case QUICK_SCAN: result = quick_scan(&r, &recipe, array, device); break;
+    case QUICK_TRANSPOSE: result = quick_transpose(&r, array, device); break;
+    default: result = quick_correlate(&r, &recipe, array, args[3], args[4], device);
     }
+    Py_XDECREF(recipe.mode);
+    return result;
 }
 
 PyDoc_STRVAR(learn_quick_doc,
@@ -885,9 +892,10 @@ static PyObject *core_learn_quick(PyObject *self, PyObject *const *args, Py_ssiz
     }
     learned.op = (gp_op)op;
     learned.known = 1;
-    Py_XDECREF(quick_recipes[slot][dtype].mode);
+    PyObject *forgotten = quick_recipes[slot][dtype].mode;
     quick_recipes[slot][dtype] = learned;
     quick_auto_device = auto_device;
+    Py_XDECREF(forgotten);
     Py_RETURN_NONE;
 }
 
