@@ -92,12 +92,13 @@ int gp_cuda_synchronize(int device, gp_error *err);
  * host_alloc fails (err set) where no GPU is usable; with `cached` the block comes from (and
  * host_free returns it to) the cache of blocks for streamed results; *capacity is the block's size,
  * which host_free needs back.  host_is_pinned says whether [ptr, ptr + bytes) is page-locked memory
- * of any origin (gpuprims', CuPy's, PyTorch's, cudaHostRegister'ed).  pinned_cache_capacity: the
- * most bytes the cache keeps, and so the largest result it serves. */
+ * of any origin (gpuprims', CuPy's, PyTorch's, cudaHostRegister'ed).  pinned_result_fits: whether a
+ * streamed result of `bytes` would get a cached block (one is free, or the blocks held by live
+ * results stay within the cache's size with a new one). */
 int gp_cuda_host_alloc(size_t bytes, int cached, void **ptr, size_t *capacity, gp_error *err);
 int gp_cuda_host_free(void *ptr, size_t capacity, int cached, gp_error *err);
 int gp_cuda_host_is_pinned(const void *ptr, size_t bytes);
-size_t gp_cuda_pinned_cache_capacity(void);
+int gp_cuda_pinned_result_fits(size_t bytes);
 
 #ifdef __cplusplus
 }

@@ -183,6 +183,25 @@ def test_streamed_results_are_pinned_and_independent(streamed, rng):
     check_scan(a, gpuprims.prefix_sum(a, device="cuda"))
 
 
+@cuda
+def test_pinned_results_at_once_stay_within_the_cache(streamed, rng):
+    """Results alive at once hold at most the pinned cache's GiB: a fifth streamed 256 MiB result
+    gets pageable memory rather than a fresh pinned block (0.1 s to pin), and the blocks come back
+    for reuse when the results die."""
+    streamed()
+    gpuprims.empty_cache()
+    a = make_data(rng, "float32", (1 << 26,))
+    results = [gpuprims.prefix_sum(a, device="cuda") for _ in range(5)]
+    assert [gpuprims.is_pinned(r) for r in results] == [True] * 4 + [False]
+    check_scan(a, results[-1])
+    del results
+    again = gpuprims.prefix_sum(a, device="cuda")
+    assert gpuprims.is_pinned(again)
+    check_scan(a, again)
+    del again
+    gpuprims.empty_cache()
+
+
 # ---- pinned arrays ------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("shape", [(), 0, 7, (3, 0), (4, 5, 6)])

@@ -24,8 +24,8 @@ static int plan_gpu(const gp_call *call, const gp_primitive_row *row, const gp_t
 
 #else
 
-/* The planner's own tuning.  Streamed results from min_pinned_result_bytes up to the pinned cache's
- * capacity go to cached pinned blocks, which the copy engine writes at the bus's full speed (writing
+/* The planner's own tuning.  Streamed results from min_pinned_result_bytes up go to cached pinned
+ * blocks while the cache serves them (gp_cuda_pinned_result_fits), which the copy engine writes at the bus's full speed (writing
  * a fresh 256 MiB NumPy array costs ~60 ms of page faults on the H200 machine, more than the whole
  * streamed call); smaller results are not worth a block. */
 static const size_t min_pinned_result_bytes = (size_t)1 << 20;
@@ -84,7 +84,7 @@ static int result_pinnable(const gp_call *call, gp_route route, size_t out_bytes
 {
     if (route != GP_ROUTE_STREAMED) return 0;
     if (call->out != NULL) return gp_cuda_host_is_pinned(call->out, out_bytes);
-    return out_bytes >= min_pinned_result_bytes && out_bytes <= gp_cuda_pinned_cache_capacity();
+    return out_bytes >= min_pinned_result_bytes && gp_cuda_pinned_result_fits(out_bytes);
 }
 
 /* Device GP_DEVICE_AUTO: whether the GPU finishes first.  The input's pinning is asked only when the

@@ -14,9 +14,10 @@ namespace gp {
 namespace {
 
 struct PinnedTuning {
-    // The cache keeps up to this many bytes of blocks whose arrays died, and so serves results up
-    // to this size (the planner pins larger streamed results no more: pinning a fresh 2 GiB block
-    // took 0.8 s on the H200 machine, ten times the streamed call).
+    // The cache keeps up to this many bytes of blocks whose arrays died, and lends at most this
+    // many at once to live results: larger results, and results past it (Dask's threads streaming
+    // 16 chunks of 256 MiB), get pageable memory.  Pinning a fresh 2 GiB block took 0.8 s on the
+    // H200 machine, ten times the streamed call; a block freed past the cache costs as much again.
     static constexpr size_t cache_bytes = size_t(1) << 30;
     static constexpr size_t block_granularity = size_t(2) << 20;  // block sizes are multiples of this
 };
@@ -54,6 +55,7 @@ class PinnedCache {
                 *capacity = block->first;
                 *ptr = block->second;
                 cached_ -= block->first;
+                lent_ += block->first;
                 free_.erase(block);
                 order_.erase(std::find(order_.begin(), order_.end(), *ptr));
                 return 0;
@@ -62,7 +64,19 @@ class PinnedCache {
         const size_t granularity = PinnedTuning::block_granularity;
         *capacity = (std::max<size_t>(bytes, 1) + granularity - 1) / granularity * granularity;
         GP_CUDA_TRY(cudaHostAlloc(ptr, *capacity, cudaHostAllocPortable), err, "cudaHostAlloc");
+        std::lock_guard<std::mutex> lock(mutex_);
+        lent_ += *capacity;
         return 0;
+    }
+
+    // Whether a result of `bytes` gets a block: a cached one, or a new one that keeps the blocks
+    // lent to live results within the cache's size.
+    bool serves(size_t bytes)
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        auto block = free_.lower_bound(bytes);
+        if (block != free_.end() && block->first <= 2 * bytes) return true;
+        return lent_ + bytes <= PinnedTuning::cache_bytes;
     }
 
     // Keeps the block for reuse; frees the oldest blocks past the cache's size.
@@ -71,6 +85,7 @@ class PinnedCache {
         std::vector<void *> evicted;
         {
             std::lock_guard<std::mutex> lock(mutex_);
+            lent_ -= capacity;
             free_.emplace(capacity, ptr);
             order_.push_back(ptr);
             cached_ += capacity;
@@ -105,6 +120,7 @@ class PinnedCache {
     std::multimap<size_t, void *> free_;  // capacity -> block
     std::deque<void *> order_;            // the cached blocks, oldest first
     size_t cached_ = 0;
+    size_t lent_ = 0;  // the bytes of blocks held by live results
 };
 
 // Whether [ptr, ptr + bytes) is page-locked host memory (gpuprims', CuPy's, PyTorch's or
@@ -154,4 +170,7 @@ extern "C" int gp_cuda_host_is_pinned(const void *ptr, size_t bytes)
     return gp::host_pinned(ptr, bytes);
 }
 
-extern "C" size_t gp_cuda_pinned_cache_capacity(void) { return gp::PinnedTuning::cache_bytes; }
+extern "C" int gp_cuda_pinned_result_fits(size_t bytes)
+{
+    return bytes <= gp::PinnedTuning::cache_bytes && gp::PinnedCache::instance().serves(bytes);
+}

@@ -1,5 +1,5 @@
 // Internal interface of the pinned host memory module (pinned.cu), beyond the C entries
-// gp_cuda_host_alloc, gp_cuda_host_free, gp_cuda_host_is_pinned and gp_cuda_pinned_cache_capacity.
+// gp_cuda_host_alloc, gp_cuda_host_free, gp_cuda_host_is_pinned and gp_cuda_pinned_result_fits.
 #pragma once
 
 #include "contract/gp_error.h"
