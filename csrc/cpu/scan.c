@@ -5,9 +5,9 @@
  * piece's outputs are its in-register scan combined with an offset, the combination of the pieces
  * before it, which is the running combination of the pieces' totals (each total computed by one
  * loop, in double for floats): one thread scans the pieces in turn, carrying the offset; several
- * threads chain the offsets from piece to piece (chained_piece).  Both give the same bits.  Along another axis each column carries its running
+ * threads first compute the totals of their pieces, then (after the offsets are combined in piece
+ * order) scan them.  Both give the same bits.  Along another axis each column carries its running
  * value from row to row, column tiles being the threads' unit. */
-#include <stdatomic.h>
 #include <stdlib.h>
 
 #include "cpu/cpu_backend.h"
@@ -30,8 +30,7 @@ typedef struct {
     gp_scan_columns_fn columns;
     int64_t in_size, out_size;
     int64_t pieces;       /* per row (inner == 1) */
-    gp_partial *offsets;  /* per piece, when threads share a row's pieces: its offset, once published */
-    atomic_llong *published; /* per row then: the pieces whose offsets are published */
+    gp_partial *offsets;  /* per piece, when threads share a row's pieces: totals, then offsets */
     int64_t tile, tiles;  /* column tiles (inner > 1) */
     int64_t tasks;
     int parts;
@@ -84,36 +83,26 @@ static void rows_range(void *ctx, int64_t first, int64_t last)
     for (int64_t row = first; row < last; ++row) scan_row(ctx, row);
 }
 
-/* A piece of a row its threads share: its total first (which leaves the piece in this core's cache),
- * then its offset once the piece before has published it, then the next piece's offset published,
- * then the piece scanned from the cache.  The offsets chain in piece order, as one thread's would:
- * the same bits whatever the threads.  Tasks are claimed in increasing order, so a piece waits only
- * for pieces already being run (the earliest unfinished one never waits): the input is read from
- * memory once, where the two passes before it read it twice (totals, then the scan). */
-static void chained_piece(const scan_job *job, int64_t task)
+/* Pass 1 of a shared row: each piece's total into offsets[]. */
+static void totals_range(void *ctx, int64_t first, int64_t last)
 {
-    const int64_t row = task / job->pieces, piece = task % job->pieces;
-    gp_partial total, ignored;
-    job->total(piece_in(job, row, piece), piece_count(job, piece), &total);
-    gp_partial offset = first_offset(job);
-    if (piece > 0) {
-        for (unsigned step = 1; atomic_load_explicit(&job->published[row], memory_order_acquire) < piece; ++step)
-            gp_pool_pause(step);
-        offset = job->offsets[task];
+    const scan_job *job = ctx;
+    for (int64_t task = first; task < last; ++task) {
+        const int64_t row = task / job->pieces, piece = task % job->pieces;
+        job->total(piece_in(job, row, piece), piece_count(job, piece), &job->offsets[task]);
     }
-    if (piece + 1 < job->pieces) {
-        gp_partial next = offset;
-        add_total(job, &next, &total);
-        job->offsets[task + 1] = next;
-        atomic_store_explicit(&job->published[row], piece + 1, memory_order_release);
-    }
-    job->run(piece_in(job, row, piece), piece_count(job, piece), piece_out(job, row, piece), job->desc->exclusive,
-             (int)job->out_size, &offset, &ignored);
 }
 
-static void chained_range(void *ctx, int64_t first, int64_t last)
+/* Pass 2: each piece scanned from its offset. */
+static void pieces_range(void *ctx, int64_t first, int64_t last)
 {
-    for (int64_t task = first; task < last; ++task) chained_piece(ctx, task);
+    const scan_job *job = ctx;
+    for (int64_t task = first; task < last; ++task) {
+        const int64_t row = task / job->pieces, piece = task % job->pieces;
+        gp_partial ignored;
+        job->run(piece_in(job, row, piece), piece_count(job, piece), piece_out(job, row, piece),
+                 job->desc->exclusive, (int)job->out_size, &job->offsets[task], &ignored);
+    }
 }
 
 static void scan_rows(scan_job *job)
@@ -123,25 +112,32 @@ static void scan_rows(scan_job *job)
     const double bytes = (double)d->outer * (double)d->n * (double)(job->in_size + job->out_size);
     job->parts = gp_cpu_parts(bytes, d->outer * job->pieces);
     job->offsets = NULL;
-    job->published = NULL;
     if (job->parts > 1 && job->pieces > 1) {
         job->offsets = malloc((size_t)(d->outer * job->pieces) * sizeof *job->offsets);
-        job->published = calloc((size_t)d->outer, sizeof *job->published);
-        if (job->offsets == NULL || job->published == NULL) job->parts = 1; /* one thread needs no memory */
+        if (job->offsets == NULL) job->parts = 1; /* one thread needs no memory */
     }
-    if (job->parts == 1 || job->pieces == 1) {
+    if (job->offsets == NULL) {
         job->tasks = d->outer;
         const double row_bytes = (double)d->n * (double)(job->in_size + job->out_size);
         if (job->parts > 1) gp_pool_for(job->parts, job->tasks, gp_cpu_grain(row_bytes, job->tasks, job->parts), rows_range, job);
         else
             for (int64_t row = 0; row < d->outer; ++row) scan_row(job, row);
-    } else {
-        job->tasks = d->outer * job->pieces;
-        const double piece_bytes = (double)GP_CPU_PIECE * (double)(job->in_size + job->out_size);
-        gp_pool_for(job->parts, job->tasks, gp_cpu_grain(piece_bytes, job->tasks, job->parts), chained_range, job);
+        return;
     }
+    job->tasks = d->outer * job->pieces;
+    const int64_t grain = gp_cpu_grain((double)GP_CPU_PIECE * (double)(job->in_size + job->out_size), job->tasks, job->parts);
+    gp_pool_for(job->parts, job->tasks, grain, totals_range, job);
+    for (int64_t row = 0; row < d->outer; ++row) { /* the totals become offsets, in piece order */
+        gp_partial offset = first_offset(job);
+        for (int64_t piece = 0; piece < job->pieces; ++piece) {
+            gp_partial *slot = &job->offsets[row * job->pieces + piece];
+            const gp_partial total = *slot;
+            *slot = offset;
+            add_total(job, &offset, &total);
+        }
+    }
+    gp_pool_for(job->parts, job->tasks, grain, pieces_range, job);
     free(job->offsets);
-    free(job->published);
 }
 
 /* ---- columns: inner > 1 --------------------------------------------------------------------------- */

@@ -66,12 +66,6 @@ static void cpu_relax(void)
 #endif
 }
 
-void gp_pool_pause(unsigned step)
-{
-    if (step % 1024 == 0) sched_yield();
-    else cpu_relax();
-}
-
 /* Spins until *value != old (returning it) or SPIN_NS have passed (returning old). */
 static unsigned long spin_while_ulong(atomic_ulong *value, unsigned long old)
 {

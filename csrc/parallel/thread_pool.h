@@ -52,9 +52,6 @@ void gp_pool_run(int parts, gp_pool_job run, void *ctx);
  * threads never hold the caller up.  Which thread runs a grain varies: results must not depend on
  * it. */
 void gp_pool_for(int parts, int64_t tasks, int64_t grain, gp_pool_range run, void *ctx);
-/* One step of a loop that waits for another thread of the same job: the processor's pause, and
- * every 1024th step the core given up, so that a preempted thread waited for gets to run. */
-void gp_pool_pause(unsigned step);
 
 #ifdef __cplusplus
 }
