@@ -119,6 +119,41 @@ static void copy_range(void *ctx, int64_t first, int64_t last)
     for (int64_t task = first; task < last; ++task) copy_task(ctx, task);
 }
 
+void gp_cpu_gather(const gp_copy_args *view, const char *in, int64_t first, int64_t count, void *out)
+{
+    const int last = view->ndim - 1;
+    const int64_t size = view->elem_size;
+    int64_t index[GP_MAX_DIMS], offset = 0;
+    for (int d = last; d >= 0; --d) { /* first's index, the last dimension fastest */
+        index[d] = first % view->shape[d];
+        first /= view->shape[d];
+        offset += index[d] * view->strides[d];
+    }
+    char *to = out;
+    while (count > 0) {
+        const int64_t run = view->shape[last] - index[last] < count ? view->shape[last] - index[last] : count;
+        const void *from = in + offset * size;
+        switch (size) {
+        case 1: copy_row_uint8_t(from, (uint8_t *)to, run, view->strides[last]); break;
+        case 2: copy_row_uint16_t(from, (uint16_t *)to, run, view->strides[last]); break;
+        case 4: copy_row_uint32_t(from, (uint32_t *)to, run, view->strides[last]); break;
+        default: copy_row_uint64_t(from, (uint64_t *)to, run, view->strides[last]); break;
+        }
+        to += run * size;
+        count -= run;
+        offset += (run - 1) * view->strides[last]; /* at the run's last element; step to the next */
+        index[last] += run - 1;
+        for (int d = last; d >= 0; --d) { /* the odometer */
+            if (++index[d] < view->shape[d]) {
+                offset += view->strides[d];
+                break;
+            }
+            offset -= (view->shape[d] - 1) * view->strides[d];
+            index[d] = 0;
+        }
+    }
+}
+
 /* The transpose table's index of an element size (1, 2, 4 or 8). */
 static int size_index(int64_t size) { return size == 1 ? 0 : size == 2 ? 1 : size == 4 ? 2 : 3; }
 

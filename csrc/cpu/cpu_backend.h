@@ -12,6 +12,9 @@ int gp_cpu_reduce(const gp_call *call, gp_error *err);    /* reduce.c */
 int gp_cpu_scan(const gp_call *call, gp_error *err);      /* scan.c */
 int gp_cpu_correlate(const gp_call *call, gp_error *err); /* correlate.c */
 int gp_cpu_copy(const gp_call *call, gp_error *err);      /* copy.c: C-contiguous copy of a strided view */
+/* copy.c: elements [first, first + count) of a strided view (in: its element (0, ..., 0)), in the
+ * view's C order, into out: how the drivers read a call's in_view piece by piece. */
+void gp_cpu_gather(const gp_copy_args *view, const char *in, int64_t first, int64_t count, void *out);
 
 /* elements.c: count doubles as float dtype t (GP_FLOAT16, GP_FLOAT32 or GP_FLOAT64), each rounded
  * once to nearest even; float16 to float (exact) and back (rounded to nearest even). */

@@ -19,6 +19,7 @@
  * min/max, which the combination passes by unless every piece is one; argmin/argmax then give -1;
  * the moments' loops count only numbers (a count of 0 gives NaN). */
 #include <math.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -31,6 +32,7 @@ enum { MAX_TILE = GP_CPU_COLUMN_TILE };
 typedef struct {
     const gp_reduce_args *desc;
     const char *in;
+    const gp_copy_args *view;       /* the input's strided view, read a piece at a time, or NULL */
     char *out;
     gp_acc_kind acc;
     gp_reduce_run_fn run;
@@ -45,6 +47,7 @@ typedef struct {
     int64_t tile, tiles;   /* column tile width, tiles per outer index (inner > 1) */
     int64_t tasks;
     int parts;
+    atomic_int out_of_memory; /* a thread found no memory to gather its pieces into */
 } reduce_job;
 
 /* ---- combining partials in piece order ------------------------------------------------------------ */
@@ -177,11 +180,25 @@ static gp_partial combiner_result(const reduce_job *job, combiner *c)
 
 /* ---- rows: inner == 1 ----------------------------------------------------------------------------- */
 
-static const char *piece_start(const reduce_job *job, int64_t row, int64_t piece, int64_t *count)
+/* The elements of a piece: where they lie, or for a strided view gathered into `buffer` (room for
+ * GP_CPU_PIECE elements; NULL when the input is contiguous). */
+static const char *piece_start(const reduce_job *job, int64_t row, int64_t piece, int64_t *count, char *buffer)
 {
     const int64_t n = job->desc->n, first = piece * GP_CPU_PIECE;
     *count = n - first < GP_CPU_PIECE ? n - first : GP_CPU_PIECE;
-    return job->in + (row * n + first) * job->in_size;
+    if (job->view == NULL) return job->in + (row * n + first) * job->in_size;
+    gp_cpu_gather(job->view, job->in, row * n + first, *count, buffer);
+    return buffer;
+}
+
+/* A buffer for piece_start: NULL for a contiguous input, and also (job->out_of_memory set) when no
+ * memory is left. */
+static char *piece_buffer(reduce_job *job)
+{
+    if (job->view == NULL) return NULL;
+    char *buffer = malloc((size_t)(GP_CPU_PIECE * job->in_size));
+    if (buffer == NULL) atomic_store(&job->out_of_memory, 1);
+    return buffer;
 }
 
 /* argmin/argmax: whether a piece's best value is the row's best (a NaN: the piece has one). */
@@ -212,21 +229,22 @@ static int nan_key(const reduce_job *job, const gp_partial *best)
 /* argmin/argmax: the index in row `row` of the first element equal to its best value (or of its
  * first NaN), searched in the first piece that holds it (pieces: the row's piece results, NULL for
  * a row of one piece).  nanargmin/nanargmax: -1 for a row of NaNs. */
-static int64_t first_index(const reduce_job *job, int64_t row, const gp_partial *best, const gp_partial *pieces)
+static int64_t first_index(const reduce_job *job, int64_t row, const gp_partial *best, const gp_partial *pieces,
+                           char *buffer)
 {
     int64_t piece = 0, count;
     if (job->skip_nan) {
         if (best->nan) return -1; /* a row of NaNs */
         if (nan_key(job, best)) /* +inf (-inf) ties with NaN, as NumPy reads NaN: the first of either */
             for (;; ++piece) {
-                const char *at = piece_start(job, row, piece, &count);
+                const char *at = piece_start(job, row, piece, &count, buffer);
                 const int64_t found = job->find(at, count, &best->u, GP_FIND_EQUAL_OR_NAN);
                 if (found >= 0) return piece * GP_CPU_PIECE + found;
             }
     }
     if (pieces != NULL)
         while (piece + 1 < job->pieces && !piece_holds(job, &pieces[piece], best)) ++piece;
-    const char *at = piece_start(job, row, piece, &count);
+    const char *at = piece_start(job, row, piece, &count, buffer);
     return piece * GP_CPU_PIECE + job->find(at, count, &best->u, best->nan ? GP_FIND_NAN : GP_FIND_EQUAL);
 }
 
@@ -245,52 +263,56 @@ static void store_result(const reduce_job *job, int64_t index, const gp_partial 
     }
 }
 
-/* Stores row `row`'s result p: the value, or for argmin/argmax its index (pieces as first_index's). */
-static void store_row(const reduce_job *job, int64_t row, const gp_partial *p, const gp_partial *pieces)
+/* Stores row `row`'s result p: the value, or for argmin/argmax its index (pieces and buffer as
+ * first_index's). */
+static void store_row(const reduce_job *job, int64_t row, const gp_partial *p, const gp_partial *pieces, char *buffer)
 {
     if (!job->arg) {
         store_result(job, row, p);
         return;
     }
-    const int64_t index = first_index(job, row, p, pieces);
+    const int64_t index = first_index(job, row, p, pieces, buffer);
     memcpy(job->out + row * job->out_size, &index, sizeof index);
 }
 
-/* Reduces row `row` whole and stores its result. */
-static void reduce_row(const reduce_job *job, int64_t row)
+/* Reduces row `row` whole and stores its result (buffer as piece_start's). */
+static void reduce_row(const reduce_job *job, int64_t row, char *buffer)
 {
     int64_t count;
     gp_partial p;
     if (job->pieces == 1) {
-        const char *at = piece_start(job, row, 0, &count);
+        const char *at = piece_start(job, row, 0, &count, buffer);
         job->run(at, count, &p);
     } else {
         combiner c;
         combiner_start(job, &c);
         for (int64_t piece = 0; piece < job->pieces; ++piece) {
             gp_partial piece_result;
-            const char *at = piece_start(job, row, piece, &count);
+            const char *at = piece_start(job, row, piece, &count, buffer);
             job->run(at, count, &piece_result);
             combiner_push(job, &c, &piece_result);
         }
         p = combiner_result(job, &c);
     }
-    store_row(job, row, &p, NULL);
+    store_row(job, row, &p, NULL, buffer);
 }
 
 /* Tasks of a parallel row reduction: whole rows, or (with partials) pieces. */
 static void rows_range(void *ctx, int64_t first, int64_t last)
 {
-    const reduce_job *job = ctx;
+    reduce_job *job = ctx;
+    char *buffer = piece_buffer(job);
+    if (job->view != NULL && buffer == NULL) return;
     for (int64_t task = first; task < last; ++task) {
         if (job->partials == NULL) {
-            reduce_row(job, task);
+            reduce_row(job, task, buffer);
             continue;
         }
         int64_t count;
-        const char *at = piece_start(job, task / job->pieces, task % job->pieces, &count);
+        const char *at = piece_start(job, task / job->pieces, task % job->pieces, &count, buffer);
         job->run(at, count, &job->partials[task]);
     }
+    free(buffer);
 }
 
 static int reduce_rows(reduce_job *job)
@@ -315,18 +337,20 @@ static int reduce_rows(reduce_job *job)
         const double task_bytes = (double)(job->partials ? (d->n < GP_CPU_PIECE ? d->n : GP_CPU_PIECE) : d->n) * job->in_size;
         gp_pool_for(job->parts, job->tasks, gp_cpu_grain(task_bytes, job->tasks, job->parts), rows_range, job);
     }
-    if (job->partials != NULL) {
+    char *buffer = job->partials != NULL && job->arg ? piece_buffer(job) : NULL; /* first_index reads pieces */
+    if (job->partials != NULL && !atomic_load(&job->out_of_memory)) {
         for (int64_t row = 0; row < d->outer; ++row) {
             combiner c;
             combiner_start(job, &c);
             for (int64_t piece = 0; piece < job->pieces; ++piece)
                 combiner_push(job, &c, &job->partials[row * job->pieces + piece]);
             const gp_partial p = combiner_result(job, &c);
-            store_row(job, row, &p, &job->partials[row * job->pieces]);
+            store_row(job, row, &p, &job->partials[row * job->pieces], buffer);
         }
-        free(job->partials);
     }
-    return 0;
+    free(buffer);
+    free(job->partials);
+    return atomic_load(&job->out_of_memory) ? -1 : 0;
 }
 
 /* ---- columns: inner > 1 --------------------------------------------------------------------------- */
@@ -397,7 +421,7 @@ int gp_cpu_reduce(const gp_call *call, gp_error *err)
 {
     const gp_reduce_args *d = &call->reduce;
     const gp_cpu_kernels *kernels = gp_cpu_kernels_get();
-    reduce_job job = {.desc = d, .in = call->in, .out = call->out};
+    reduce_job job = {.desc = d, .in = call->in, .view = call->in_view, .out = call->out};
     job.acc = gp_reduce_acc(d->op, d->in_dtype, d->out_dtype);
     job.skip_nan = d->skip_nan && gp_dtype_is_float(d->in_dtype); /* as the CUDA backend: no NaN in integers */
     job.run = kernels->reduce_run[d->op][job.skip_nan][job.acc][d->in_dtype];
@@ -411,6 +435,9 @@ int gp_cpu_reduce(const gp_call *call, gp_error *err)
     job.out_size = gp_dtype_size(d->out_dtype);
     if (job.run == NULL || (job.arg ? job.find == NULL || job.arg_columns == NULL : job.columns == NULL))
         return gp_fail(err, GP_ERR_INVALID, "reduce: no CPU loop for this operation and dtype pair");
-    if (d->inner > 1) return reduce_columns(&job);
+    if (d->inner > 1) {
+        if (job.view != NULL) return gp_fail(err, GP_ERR_INVALID, "reduce: a strided input along columns");
+        return reduce_columns(&job);
+    }
     return reduce_rows(&job) ? gp_fail(err, GP_ERR_NOMEM, "reduce: out of host memory") : 0;
 }

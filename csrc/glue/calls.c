@@ -20,6 +20,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "contract/copy_layout.h"
 #include "glue/arguments.h"
 #include "glue/errors.h"
 #include "glue/fp_errors.h"
@@ -40,6 +41,7 @@ typedef struct {
     int resident;             /* in and out are device addresses */
     gp_device_operand device; /* the input, when device-resident */
     PyArrayObject *input;     /* the host input the call reads (owned), or NULL */
+    gp_copy_args view;        /* the input's strided view, when call.in_view points here */
     PyObject *held[2];        /* host arrays the call reads besides (a correlation's mask and fill) */
     PyArray_Descr *out_descr; /* the host output's dtype (owned) */
     int64_t out_count;        /* the output's elements */
@@ -97,12 +99,33 @@ static int take_out_typenum(request *r, int typenum, gp_dtype *dtype)
     return code < 0 ? -1 : 0;
 }
 
+/* Keeps src, a strided view of a row reduction that the CPU backend may read in place (aligned,
+ * native, not C-contiguous), as the call's input: 1, else 0 (take_input makes it contiguous). */
+static int take_strided_rows(request *r, PyObject *src, int64_t inner, gp_dtype *dtype)
+{
+    if (r->call.primitive != GP_REDUCE || inner != 1 || !PyArray_Check(src)) return 0;
+    PyArrayObject *array = (PyArrayObject *)src;
+    const int code = gp_dtype_of(PyArray_DESCR(array));
+    if (code < 0 || PyArray_IS_C_CONTIGUOUS(array) || !PyArray_ISNOTSWAPPED(array) || PyArray_SIZE(array) == 0 ||
+        gp_copy_args_of(array, &r->view))
+        return 0;
+    gp_copy_merge(&r->view);
+    Py_INCREF(src);
+    r->input = array;
+    r->call.in = PyArray_DATA(array);
+    r->call.in_view = &r->view;
+    *dtype = (gp_dtype)code;
+    return 1;
+}
+
 /* The input and the output dtype of a call over src's (outer, n, inner) view of `elements`. */
-static int take_view(request *r, PyObject *src, int out_typenum, int64_t elements, gp_dtype *in_dtype,
-                     gp_dtype *out_dtype)
+static int take_view(request *r, PyObject *src, int out_typenum, int64_t elements, int64_t inner,
+                     gp_dtype *in_dtype, gp_dtype *out_dtype)
 {
     int64_t count;
-    if (take_input(r, src, 0, in_dtype, &count) || take_out_typenum(r, out_typenum, out_dtype)) return -1;
+    if (take_strided_rows(r, src, inner, in_dtype)) count = PyArray_SIZE(r->input);
+    else if (take_input(r, src, 0, in_dtype, &count)) return -1;
+    if (take_out_typenum(r, out_typenum, out_dtype)) return -1;
     if (count == elements) return 0;
     PyErr_SetString(PyExc_ValueError, "the input's size does not match the call's shape");
     return -1;
@@ -276,10 +299,24 @@ done:
     return result;
 }
 
+/* A strided input planned for the GPU: made contiguous (the GPU reads contiguous host data), and
+ * the call planned again for it. */
+static int contiguous_for_gpu(request *r, int device, int repeats, gp_plan *plan)
+{
+    if (r->call.in_view == NULL || plan->route == GP_ROUTE_CPU) return 0;
+    gp_dtype dtype;
+    PyArrayObject *contiguous = gp_contiguous_input((PyObject *)r->input, &dtype);
+    if (contiguous == NULL) return -1;
+    Py_SETREF(r->input, contiguous);
+    r->call.in = PyArray_DATA(contiguous);
+    r->call.in_view = NULL;
+    return plan_request(r, device, repeats, plan);
+}
+
 static PyObject *plan_and_run(request *r, PyObject *out, int device, int repeats)
 {
     gp_plan plan;
-    if (take_target(r, out) || plan_request(r, device, repeats, &plan)) {
+    if (take_target(r, out) || plan_request(r, device, repeats, &plan) || contiguous_for_gpu(r, device, repeats, &plan)) {
         release(r);
         return NULL;
     }
@@ -308,7 +345,7 @@ static PyObject *core_reduce(PyObject *self, PyObject *const *args, Py_ssize_t n
         return NULL;
     request r = {.call = {.primitive = GP_REDUCE}};
     gp_dtype in_dtype, out_dtype;
-    if (take_view(&r, src, out_typenum, outer * n * inner, &in_dtype, &out_dtype)) {
+    if (take_view(&r, src, out_typenum, outer * n * inner, inner, &in_dtype, &out_dtype)) {
         release(&r);
         return NULL;
     }
@@ -332,7 +369,7 @@ static PyObject *core_scan(PyObject *self, PyObject *const *args, Py_ssize_t nar
         return NULL;
     request r = {.call = {.primitive = GP_SCAN}};
     gp_dtype in_dtype, out_dtype;
-    if (take_view(&r, src, out_typenum, outer * n * inner, &in_dtype, &out_dtype)) {
+    if (take_view(&r, src, out_typenum, outer * n * inner, inner, &in_dtype, &out_dtype)) {
         release(&r);
         return NULL;
     }
@@ -649,7 +686,7 @@ static PyObject *quick_reduce(request *r, const quick_recipe *recipe, PyArrayObj
     r->call.primitive = GP_REDUCE;
     gp_dtype in_dtype, out_dtype;
     PyObject *result = NULL;
-    if (take_view(r, (PyObject *)src, recipe->out_typenum, outer * n * inner, &in_dtype, &out_dtype)) {
+    if (take_view(r, (PyObject *)src, recipe->out_typenum, outer * n * inner, inner, &in_dtype, &out_dtype)) {
         release(r);
     } else {
         r->call.reduce = (gp_reduce_args){recipe->op, in_dtype, out_dtype, outer, n, inner, 0.0, recipe->skip_nan};
@@ -665,7 +702,7 @@ static PyObject *quick_scan(request *r, const quick_recipe *recipe, PyArrayObjec
     const int64_t n = PyArray_SIZE(src);
     r->call.primitive = GP_SCAN;
     gp_dtype in_dtype, out_dtype;
-    if (take_view(r, (PyObject *)src, recipe->out_typenum, n, &in_dtype, &out_dtype)) {
+    if (take_view(r, (PyObject *)src, recipe->out_typenum, n, 1, &in_dtype, &out_dtype)) {
         release(r);
         return NULL;
     }
