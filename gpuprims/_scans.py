@@ -91,11 +91,13 @@ class _Scan:
         return shape
 
     def plan(self, array, index):
-        """The plan for `array` on backend device `index` (an empty array: NumPy's zeros)."""
-        if self.flatten and array.ndim != 1:
+        """The plan for `array` on backend device `index` (an empty array: NumPy's zeros).  A
+        flattened NumPy array is scanned in its C order as it is (a strided view in place, on the
+        CPU), not reshaped (a copy, for a view)."""
+        if self.flatten and array.ndim != 1 and type(array) is not np.ndarray:
             array = array.reshape(-1)
         if array.size == 0:
-            return Plan.by_numpy(lambda: like_input(np.zeros(array.shape, self.result_dtype), array))
+            return Plan.by_numpy(lambda: like_input(np.zeros(self.result_shape(array.shape), self.result_dtype), array))
         if self.nan_first:
             if isinstance(array, DeviceArray):
                 raise TypeError(f"gpuprims.{self.name}: a dtype= that casts float device data to "
@@ -105,7 +107,7 @@ class _Scan:
             array = array.astype(self.cast)
         if type(array) is not np.ndarray:
             array = array.contiguous()
-        shape, axis = array.shape, self.axis
+        shape, axis = self.result_shape(array.shape), self.axis
         outer, inner = (1, 1) if len(shape) == 1 else (math.prod(shape[:axis]), math.prod(shape[axis + 1:]))
         params = (self.backend_dtype.num, outer, shape[axis], inner, self.exclusive, self.op, self.skip_nan)
         return Plan(_core.scan, array, params, shape, self.backend_dtype, index, self.finish)

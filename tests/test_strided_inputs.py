@@ -1,6 +1,6 @@
-"""Strided and broadcast host views of row reductions (the whole array, or along its last axis):
-the CPU backend reads them in place, piece by piece, so they cost no copy of the view, and give
-bit for bit the result of the same call on a contiguous copy.  On the GPU the glue makes them
+"""Strided and broadcast host views of row reductions and scans (the whole array, or along its last
+axis): the CPU backend reads them in place, piece by piece, so they cost no copy of the view, and
+give bit for bit the result of the same call on a contiguous copy.  On the GPU the glue makes them
 contiguous first (the same bits again: the GPU's result on the copy)."""
 import tracemalloc
 
@@ -11,6 +11,7 @@ import gpuprims
 from gp_testutils import make_data
 
 PIECE = 16384  # the CPU backend's piece (csrc/cpu/kernels.h): views around its multiples
+SCANS = ["cumsum", "cumprod", "nancumsum", "cummax", "cummin"]
 REDUCTIONS = ["sum", "prod", "min", "max", "argmin", "argmax", "any", "all", "count_nonzero", "mean", "var",
               "std", "nansum", "nanprod", "nanmin", "nanmax", "nanargmin", "nanargmax", "nanmean", "nanvar"]
 
@@ -69,6 +70,26 @@ def test_views_give_the_contiguous_copys_bits(device, rng, dtype, shape, with_na
                 _same(got, expected)
 
 
+@pytest.mark.parametrize("exclusive", [False, True])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "uint8", "float16", "bool"])
+@pytest.mark.parametrize("shape", [(7, 5), (5, PIECE + 1), (2 * PIECE + 5, 3)], ids=str)
+def test_scanned_views_give_the_contiguous_copys_bits(device, rng, dtype, shape, exclusive):
+    a = make_data(rng, dtype, shape)
+    if a.dtype.kind == "f":
+        a.reshape(-1)[rng.integers(a.size, size=3)] = np.nan
+    for name, view in _views(a).items():
+        copy = np.ascontiguousarray(view)
+        for axis in (None, -1):
+            _same(gpuprims.prefix_sum(view, axis=axis, exclusive=exclusive, device=device),
+                  gpuprims.prefix_sum(copy, axis=axis, exclusive=exclusive, device=device))
+            for function in SCANS if not exclusive else ():
+                if a.dtype.kind != "f" and function.startswith("nan"):
+                    continue
+                with np.errstate(all="ignore"):
+                    _same(getattr(gpuprims, function)(view, axis=axis, device=device),
+                          getattr(gpuprims, function)(copy, axis=axis, device=device))
+
+
 @pytest.mark.parametrize("function", ["sum", "max", "argmin", "var", "count_nonzero"])
 def test_views_agree_with_numpy(device, rng, function):
     a = make_data(rng, "float64", (9, 3 * PIECE + 7))
@@ -99,6 +120,16 @@ def test_cpu_reads_views_without_a_copy(rng, function):
     for view in (base[::-1], base[::2], np.broadcast_to(base[:3], (1 << 27, 3))[:, 1]):
         for axis in (None, -1):
             assert _peak_bytes(lambda: getattr(gpuprims, function)(view, axis=axis, device="cpu")) < 1 << 16
+
+
+@pytest.mark.parametrize("function", ["cumsum", "cummax"])
+def test_cpu_scans_views_without_a_copy(rng, function):
+    """The result is the only allocation (a copy of the view would double it)."""
+    base = make_data(rng, "float32", (1 << 22,))
+    for view in (base[::-1], base.reshape(1024, -1)[:, ::2]):
+        result_bytes = view.size * 4
+        peak = _peak_bytes(lambda: getattr(gpuprims, function)(view, axis=None, device="cpu"))
+        assert peak < result_bytes + (1 << 16), (peak, result_bytes)
 
 
 def test_misaligned_and_byteswapped_views_still_copied(rng):

@@ -8,6 +8,7 @@
  * threads first compute the totals of their pieces, then (after the offsets are combined in piece
  * order) scan them.  Both give the same bits.  Along another axis each column carries its running
  * value from row to row, column tiles being the threads' unit. */
+#include <stdatomic.h>
 #include <stdlib.h>
 
 #include "cpu/cpu_backend.h"
@@ -22,6 +23,7 @@ enum { MAX_TILE = 1024, MIN_TILE = 128 };
 typedef struct {
     const gp_scan_args *desc;
     const char *in;
+    const gp_copy_args *view; /* the input's strided view, read a piece at a time, or NULL */
     char *out;
     gp_acc_kind acc;
     int is_signed; /* min and max of words compare as signed */
@@ -34,6 +36,7 @@ typedef struct {
     int64_t tile, tiles;  /* column tiles (inner > 1) */
     int64_t tasks;
     int parts;
+    atomic_int out_of_memory; /* a thread found no memory to gather its pieces into */
 } scan_job;
 
 /* The offset of a row's first piece: the operator's identity (for an exclusive sum +0, its first
@@ -58,9 +61,24 @@ static int64_t piece_count(const scan_job *job, int64_t piece)
     return left < GP_CPU_PIECE ? left : GP_CPU_PIECE;
 }
 
-static const char *piece_in(const scan_job *job, int64_t row, int64_t piece)
+/* A piece's elements: where they lie, or for a strided view gathered into `buffer` (room for
+ * GP_CPU_PIECE elements; NULL when the input is contiguous). */
+static const char *piece_in(const scan_job *job, int64_t row, int64_t piece, char *buffer)
 {
-    return job->in + (row * job->desc->n + piece * GP_CPU_PIECE) * job->in_size;
+    const int64_t first = row * job->desc->n + piece * GP_CPU_PIECE;
+    if (job->view == NULL) return job->in + first * job->in_size;
+    gp_cpu_gather(job->view, job->in, first, piece_count(job, piece), buffer);
+    return buffer;
+}
+
+/* A buffer for piece_in: NULL for a contiguous input, and also (job->out_of_memory set) when no
+ * memory is left. */
+static char *piece_buffer(scan_job *job)
+{
+    if (job->view == NULL) return NULL;
+    char *buffer = malloc((size_t)(GP_CPU_PIECE * job->in_size));
+    if (buffer == NULL) atomic_store(&job->out_of_memory, 1);
+    return buffer;
 }
 
 static char *piece_out(const scan_job *job, int64_t row, int64_t piece)
@@ -68,11 +86,11 @@ static char *piece_out(const scan_job *job, int64_t row, int64_t piece)
     return job->out + (row * job->desc->n + piece * GP_CPU_PIECE) * job->out_size;
 }
 
-static void scan_row(const scan_job *job, int64_t row)
+static void scan_row(const scan_job *job, int64_t row, char *buffer)
 {
     gp_partial offset = first_offset(job), total;
     for (int64_t piece = 0; piece < job->pieces; ++piece) {
-        job->run(piece_in(job, row, piece), piece_count(job, piece), piece_out(job, row, piece),
+        job->run(piece_in(job, row, piece, buffer), piece_count(job, piece), piece_out(job, row, piece),
                  job->desc->exclusive, (int)job->out_size, &offset, &total);
         add_total(job, &offset, &total);
     }
@@ -80,32 +98,42 @@ static void scan_row(const scan_job *job, int64_t row)
 
 static void rows_range(void *ctx, int64_t first, int64_t last)
 {
-    for (int64_t row = first; row < last; ++row) scan_row(ctx, row);
+    char *buffer = piece_buffer(ctx);
+    if (((scan_job *)ctx)->view != NULL && buffer == NULL) return;
+    for (int64_t row = first; row < last; ++row) scan_row(ctx, row, buffer);
+    free(buffer);
 }
 
 /* Pass 1 of a shared row: each piece's total into offsets[]. */
 static void totals_range(void *ctx, int64_t first, int64_t last)
 {
-    const scan_job *job = ctx;
+    scan_job *job = ctx;
+    char *buffer = piece_buffer(job);
+    if (job->view != NULL && buffer == NULL) return;
     for (int64_t task = first; task < last; ++task) {
         const int64_t row = task / job->pieces, piece = task % job->pieces;
-        job->total(piece_in(job, row, piece), piece_count(job, piece), &job->offsets[task]);
+        job->total(piece_in(job, row, piece, buffer), piece_count(job, piece), &job->offsets[task]);
     }
+    free(buffer);
 }
 
 /* Pass 2: each piece scanned from its offset. */
 static void pieces_range(void *ctx, int64_t first, int64_t last)
 {
-    const scan_job *job = ctx;
+    scan_job *job = ctx;
+    char *buffer = piece_buffer(job);
+    if (job->view != NULL && buffer == NULL) return;
     for (int64_t task = first; task < last; ++task) {
         const int64_t row = task / job->pieces, piece = task % job->pieces;
         gp_partial ignored;
-        job->run(piece_in(job, row, piece), piece_count(job, piece), piece_out(job, row, piece),
+        job->run(piece_in(job, row, piece, buffer), piece_count(job, piece), piece_out(job, row, piece),
                  job->desc->exclusive, (int)job->out_size, &job->offsets[task], &ignored);
     }
+    free(buffer);
 }
 
-static void scan_rows(scan_job *job)
+/* 0, or -1 when there was no memory to gather a strided view's pieces into. */
+static int scan_rows(scan_job *job)
 {
     const gp_scan_args *d = job->desc;
     job->pieces = (d->n + GP_CPU_PIECE - 1) / GP_CPU_PIECE;
@@ -120,9 +148,8 @@ static void scan_rows(scan_job *job)
         job->tasks = d->outer;
         const double row_bytes = (double)d->n * (double)(job->in_size + job->out_size);
         if (job->parts > 1) gp_pool_for(job->parts, job->tasks, gp_cpu_grain(row_bytes, job->tasks, job->parts), rows_range, job);
-        else
-            for (int64_t row = 0; row < d->outer; ++row) scan_row(job, row);
-        return;
+        else rows_range(job, 0, job->tasks);
+        return atomic_load(&job->out_of_memory) ? -1 : 0;
     }
     job->tasks = d->outer * job->pieces;
     const int64_t grain = gp_cpu_grain((double)GP_CPU_PIECE * (double)(job->in_size + job->out_size), job->tasks, job->parts);
@@ -136,8 +163,9 @@ static void scan_rows(scan_job *job)
             add_total(job, &offset, &total);
         }
     }
-    gp_pool_for(job->parts, job->tasks, grain, pieces_range, job);
+    if (!atomic_load(&job->out_of_memory)) gp_pool_for(job->parts, job->tasks, grain, pieces_range, job);
     free(job->offsets);
+    return atomic_load(&job->out_of_memory) ? -1 : 0;
 }
 
 /* ---- columns: inner > 1 --------------------------------------------------------------------------- */
@@ -182,7 +210,7 @@ int gp_cpu_scan(const gp_call *call, gp_error *err)
 {
     const gp_scan_args *d = &call->scan;
     const gp_cpu_kernels *kernels = gp_cpu_kernels_get();
-    scan_job job = {.desc = d, .in = call->in, .out = call->out};
+    scan_job job = {.desc = d, .in = call->in, .view = call->in_view, .out = call->out};
     job.acc = gp_scan_acc(d->in_dtype, d->out_dtype);
     job.is_signed = gp_dtype_is_signed(d->in_dtype);
     const int skip_nan = d->skip_nan && gp_dtype_is_float(d->in_dtype); /* as the CUDA backend: no NaN in integers */
@@ -193,7 +221,10 @@ int gp_cpu_scan(const gp_call *call, gp_error *err)
     job.out_size = gp_dtype_size(d->out_dtype);
     if (job.run == NULL || job.total == NULL || job.columns == NULL)
         return gp_fail(err, GP_ERR_INVALID, "scan: no CPU loop for this operator and dtype pair");
-    if (d->inner == 1) scan_rows(&job);
-    else scan_columns(&job);
-    return 0;
+    if (d->inner > 1) {
+        if (job.view != NULL) return gp_fail(err, GP_ERR_INVALID, "scan: a strided input along columns");
+        scan_columns(&job);
+        return 0;
+    }
+    return scan_rows(&job) ? gp_fail(err, GP_ERR_NOMEM, "scan: out of host memory") : 0;
 }

@@ -99,11 +99,12 @@ static int take_out_typenum(request *r, int typenum, gp_dtype *dtype)
     return code < 0 ? -1 : 0;
 }
 
-/* Keeps src, a strided view of a row reduction that the CPU backend may read in place (aligned,
- * native, not C-contiguous), as the call's input: 1, else 0 (take_input makes it contiguous). */
+/* Keeps src, a strided view of a row reduction or scan that the CPU backend may read in place
+ * (aligned, native, not C-contiguous), as the call's input: 1, else 0 (take_input makes it
+ * contiguous). */
 static int take_strided_rows(request *r, PyObject *src, int64_t inner, gp_dtype *dtype)
 {
-    if (r->call.primitive != GP_REDUCE || inner != 1 || !PyArray_Check(src)) return 0;
+    if ((r->call.primitive != GP_REDUCE && r->call.primitive != GP_SCAN) || inner != 1 || !PyArray_Check(src)) return 0;
     PyArrayObject *array = (PyArrayObject *)src;
     const int code = gp_dtype_of(PyArray_DESCR(array));
     if (code < 0 || PyArray_IS_C_CONTIGUOUS(array) || !PyArray_ISNOTSWAPPED(array) || PyArray_SIZE(array) == 0 ||
