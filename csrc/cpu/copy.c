@@ -8,6 +8,7 @@
  * The threads take strips of planes (64 tile-axis elements) or of rows: every element is copied
  * once, so the cut changes nothing. */
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "contract/copy_layout.h"
@@ -152,6 +153,14 @@ void gp_cpu_gather(const gp_copy_args *view, const char *in, int64_t first, int6
             index[d] = 0;
         }
     }
+}
+
+char *gp_cpu_piece_buffer(const gp_copy_args *view, atomic_int *out_of_memory)
+{
+    if (view == NULL) return NULL;
+    char *buffer = malloc((size_t)(GP_CPU_PIECE * view->elem_size));
+    if (buffer == NULL) atomic_store(out_of_memory, 1);
+    return buffer;
 }
 
 /* The transpose table's index of an element size (1, 2, 4 or 8). */

@@ -5,6 +5,8 @@
 #ifndef GP_CPU_BACKEND_H
 #define GP_CPU_BACKEND_H
 
+#include <stdatomic.h>
+
 #include "contract/gp_call.h"
 #include "contract/gp_error.h"
 
@@ -15,6 +17,10 @@ int gp_cpu_copy(const gp_call *call, gp_error *err);      /* copy.c: C-contiguou
 /* copy.c: elements [first, first + count) of a strided view (in: its element (0, ..., 0)), in the
  * view's C order, into out: how the drivers read a call's in_view piece by piece. */
 void gp_cpu_gather(const gp_copy_args *view, const char *in, int64_t first, int64_t count, void *out);
+/* copy.c: a thread's buffer for gp_cpu_gather's pieces (GP_CPU_PIECE elements of the view), freed
+ * by the caller: NULL for no view (a contiguous input), and also, with *out_of_memory set, when no
+ * memory is left. */
+char *gp_cpu_piece_buffer(const gp_copy_args *view, atomic_int *out_of_memory);
 
 /* elements.c: count doubles as float dtype t (GP_FLOAT16, GP_FLOAT32 or GP_FLOAT64), each rounded
  * once to nearest even; float16 to float (exact) and back (rounded to nearest even). */

@@ -191,16 +191,6 @@ static const char *piece_start(const reduce_job *job, int64_t row, int64_t piece
     return buffer;
 }
 
-/* A buffer for piece_start: NULL for a contiguous input, and also (job->out_of_memory set) when no
- * memory is left. */
-static char *piece_buffer(reduce_job *job)
-{
-    if (job->view == NULL) return NULL;
-    char *buffer = malloc((size_t)(GP_CPU_PIECE * job->in_size));
-    if (buffer == NULL) atomic_store(&job->out_of_memory, 1);
-    return buffer;
-}
-
 /* argmin/argmax: whether a piece's best value is the row's best (a NaN: the piece has one). */
 static int piece_holds(const reduce_job *job, const gp_partial *piece, const gp_partial *best)
 {
@@ -301,7 +291,7 @@ static void reduce_row(const reduce_job *job, int64_t row, char *buffer)
 static void rows_range(void *ctx, int64_t first, int64_t last)
 {
     reduce_job *job = ctx;
-    char *buffer = piece_buffer(job);
+    char *buffer = gp_cpu_piece_buffer(job->view, &job->out_of_memory);
     if (job->view != NULL && buffer == NULL) return;
     for (int64_t task = first; task < last; ++task) {
         if (job->partials == NULL) {
@@ -337,7 +327,8 @@ static int reduce_rows(reduce_job *job)
         const double task_bytes = (double)(job->partials ? (d->n < GP_CPU_PIECE ? d->n : GP_CPU_PIECE) : d->n) * job->in_size;
         gp_pool_for(job->parts, job->tasks, gp_cpu_grain(task_bytes, job->tasks, job->parts), rows_range, job);
     }
-    char *buffer = job->partials != NULL && job->arg ? piece_buffer(job) : NULL; /* first_index reads pieces */
+    /* first_index reads pieces again */
+    char *buffer = job->partials != NULL && job->arg ? gp_cpu_piece_buffer(job->view, &job->out_of_memory) : NULL;
     if (job->partials != NULL && !atomic_load(&job->out_of_memory)) {
         for (int64_t row = 0; row < d->outer; ++row) {
             combiner c;

@@ -71,16 +71,6 @@ static const char *piece_in(const scan_job *job, int64_t row, int64_t piece, cha
     return buffer;
 }
 
-/* A buffer for piece_in: NULL for a contiguous input, and also (job->out_of_memory set) when no
- * memory is left. */
-static char *piece_buffer(scan_job *job)
-{
-    if (job->view == NULL) return NULL;
-    char *buffer = malloc((size_t)(GP_CPU_PIECE * job->in_size));
-    if (buffer == NULL) atomic_store(&job->out_of_memory, 1);
-    return buffer;
-}
-
 static char *piece_out(const scan_job *job, int64_t row, int64_t piece)
 {
     return job->out + (row * job->desc->n + piece * GP_CPU_PIECE) * job->out_size;
@@ -98,9 +88,10 @@ static void scan_row(const scan_job *job, int64_t row, char *buffer)
 
 static void rows_range(void *ctx, int64_t first, int64_t last)
 {
-    char *buffer = piece_buffer(ctx);
-    if (((scan_job *)ctx)->view != NULL && buffer == NULL) return;
-    for (int64_t row = first; row < last; ++row) scan_row(ctx, row, buffer);
+    scan_job *job = ctx;
+    char *buffer = gp_cpu_piece_buffer(job->view, &job->out_of_memory);
+    if (job->view != NULL && buffer == NULL) return;
+    for (int64_t row = first; row < last; ++row) scan_row(job, row, buffer);
     free(buffer);
 }
 
@@ -108,7 +99,7 @@ static void rows_range(void *ctx, int64_t first, int64_t last)
 static void totals_range(void *ctx, int64_t first, int64_t last)
 {
     scan_job *job = ctx;
-    char *buffer = piece_buffer(job);
+    char *buffer = gp_cpu_piece_buffer(job->view, &job->out_of_memory);
     if (job->view != NULL && buffer == NULL) return;
     for (int64_t task = first; task < last; ++task) {
         const int64_t row = task / job->pieces, piece = task % job->pieces;
@@ -121,7 +112,7 @@ static void totals_range(void *ctx, int64_t first, int64_t last)
 static void pieces_range(void *ctx, int64_t first, int64_t last)
 {
     scan_job *job = ctx;
-    char *buffer = piece_buffer(job);
+    char *buffer = gp_cpu_piece_buffer(job->view, &job->out_of_memory);
     if (job->view != NULL && buffer == NULL) return;
     for (int64_t task = first; task < last; ++task) {
         const int64_t row = task / job->pieces, piece = task % job->pieces;
