@@ -68,6 +68,18 @@ def test_scan_streamed(streamed, rng, dtype, shape, axis, exclusive, chunk):
 
 
 @cuda
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_streamed_float_scans_give_the_same_bits_every_run(streamed, rng, dtype):
+    """Tiles of 2^16 elements, each several scan tiles long, carried from one to the next: the
+    same bits every run (issue 18)."""
+    a = make_data(rng, dtype, (2, 2**19 + 5))
+    streamed(2**16 * a.itemsize)
+    first = gpuprims.prefix_sum(a, device="cuda").tobytes()
+    for _ in range(8):
+        assert gpuprims.prefix_sum(a, device="cuda").tobytes() == first
+
+
+@cuda
 @pytest.mark.parametrize("offset", [-1, 0, 1])
 @pytest.mark.parametrize("tiles", [1, 2, 3, 7])
 @pytest.mark.parametrize("dtype", ["int32", "float32", "float16", "uint8"])

@@ -2,7 +2,7 @@
 // (outer, n, inner): every kernel takes the operator as a template parameter (common.cuh).
 //   inner == 1, long rows:  scan_tiles_kernel, a single pass with decoupled look-back (Merrill &
 //                           Garland): each tile publishes its aggregate, then its inclusive prefix;
-//                           a tile's first warp looks back over 32 predecessors at a time.  Every
+//                           a tile's first warp folds its 32 predecessors in tile order.  Every
 //                           row is a run of tiles; look-back stops at the row's first tile.  Block
 //                           i scans tile i: like CUB, this relies on blocks being dispatched in
 //                           index order, so a tile's predecessors are running or done;
@@ -137,30 +137,32 @@ template <class Acc> struct TileState<Acc, false> {
 };
 
 // Run by the first warp of tile `tile`, the `t`-th tile of its row (t >= 1).  Publishes the tile's
-// aggregate, combines predecessors' values 32 at a time back to the nearest inclusive prefix, then
-// publishes this tile's inclusive prefix.  Returns the exclusive prefix of the tile.
+// aggregate, waits until one of its 32 nearest predecessors has published an inclusive prefix, folds
+// the aggregates after that prefix into it one at a time in tile order, then publishes this tile's
+// inclusive prefix.  Returns the exclusive prefix of the tile.  Every inclusive prefix is the same
+// left-to-right fold one tile further on, so the result does not depend on which prefix a tile
+// found: the same bits every run.  (A tree over the window, combining windows further back, as in
+// CUB, rounds differently from run to run.)  The wait ends: the nearest predecessor publishes its
+// prefix once its own look-back has, down to the row's first tile, which publishes at once.
 template <class Op, class Acc>
 __device__ Acc look_back(const TileState<Acc> &state, int64_t tile, int64_t t, Acc block_total, Op op)
 {
     const int lane = threadIdx.x % warp_threads;
     if (lane == 0) state.publish(tile, tile_aggregate, block_total);
-    const int64_t row_first = tile - t;
-    Acc exclusive = Op::template identity<Acc>();
-    for (int64_t window_end = tile - 1;; window_end -= warp_threads) {
-        const int64_t predecessor = window_end - lane;  // lane 0 is the nearest
-        uint32_t flag = tile_prefix;                    // before the row: an empty prefix
-        Acc value = Op::template identity<Acc>();
-        if (predecessor >= row_first) {
-            const TileStatus<Acc> status = state.wait(predecessor);
-            flag = status.flag;
-            value = status.value;
-        }
-        const unsigned prefix_lanes = __ballot_sync(full_mask, flag == tile_prefix);
-        const int last_lane = prefix_lanes ? __ffs(prefix_lanes) - 1 : warp_threads - 1;
-        if (lane > last_lane) value = Op::template identity<Acc>();
-        exclusive = op(warp_reduce(value, op), exclusive);
+    const int64_t predecessor = tile - 1 - lane;  // lane 0 is the nearest
+    const bool in_row = predecessor >= tile - t;
+    TileStatus<Acc> status{tile_invalid, Op::template identity<Acc>()};
+    unsigned prefix_lanes;
+    for (unsigned sleep_ns = ScanTuning::look_back_sleep_ns;;
+         sleep_ns = sleep_ns < ScanTuning::look_back_max_sleep_ns ? 2 * sleep_ns : sleep_ns) {
+        if (in_row) status = state.wait(predecessor);
+        prefix_lanes = __ballot_sync(full_mask, in_row && status.flag == tile_prefix);
         if (prefix_lanes) break;
+        __nanosleep(sleep_ns);
     }
+    const int nearest = __ffs(prefix_lanes) - 1;
+    Acc exclusive = __shfl_sync(full_mask, status.value, nearest);
+    for (int k = nearest - 1; k >= 0; --k) exclusive = op(exclusive, __shfl_sync(full_mask, status.value, k));
     if (lane == 0) state.publish(tile, tile_prefix, op(exclusive, block_total));
     return exclusive;
 }
