@@ -455,3 +455,20 @@ def test_mean_empty_axis_warns_and_is_nan(device):
     assert m.dtype == np.float32 and m.shape == (3,) and np.all(np.isnan(m))
     m2 = gpuprims.mean(np.zeros((0, 3)), axis=1, device=device)
     assert m2.shape == (0,) and m2.dtype == np.float64
+
+
+@pytest.mark.parametrize("kind", ["uniform", "normal"])
+def test_float32_sum_is_as_accurate_as_numpy(device, kind):
+    """The error of a float32 sum against a float64 reference is no larger than NumPy's pairwise
+    sum's, summed over a few arrays per size (issue 18; docs/perf-notes.md has the tables).  On the
+    GPU up to 2^26, where a float32 running sum per thread was 3x further off than NumPy."""
+    rng = np.random.default_rng(14)
+    for exponent in [10, 14, 18, 21] + ([24, 26] if device == "cuda" else []):
+        ours = numpys = 0.0
+        for _ in range(4):
+            a = (rng.random(2**exponent, dtype=np.float32) if kind == "uniform"
+                 else rng.standard_normal(2**exponent, dtype=np.float32))
+            exact = np.sum(a, dtype=np.float64)
+            ours += abs(float(gpuprims.sum(a, device=device)) - exact)
+            numpys += abs(float(np.sum(a)) - exact)
+        assert ours <= numpys, f"2^{exponent} {kind}: error {ours} > NumPy's {numpys}"
