@@ -278,18 +278,19 @@ def test_scan_python_inputs(device, variant, obj):
 
 @pytest.mark.parametrize("function", ["prefix_sum", "exclusive", "cumprod", "nancumsum"])
 @pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
-@pytest.mark.parametrize("shape", [(2**20 + 3,), (3, 2**18 + 7)], ids=str)
+@pytest.mark.parametrize("shape", [(2**20 + 3,), (3, 2**18 + 7), (2**16 + 1, 5)], ids=str)
 def test_float_scans_give_the_same_bits_every_run(device, rng, function, dtype, shape):
-    """Float scans are reproducible, as NumPy's cumsum is (issue 18).  A row of many GPU tiles: the
-    look-back folds the tiles' totals in tile order, whichever predecessor had finished; a fold in
-    the order found differed from run to run."""
+    """Float scans are reproducible, as NumPy's cumsum is (issue 18).  Rows of many GPU tiles: the
+    look-back combines their totals in one order, whichever tiles had finished (a tree over the
+    tiles it found differed from run to run); few long columns: cut into chunks."""
     a = make_data(rng, dtype, shape, "prod" if function == "cumprod" else "sum")
     if function == "nancumsum":
         a.reshape(-1)[rng.integers(a.size, size=50)] = np.nan
-    call = {"prefix_sum": lambda: gpuprims.prefix_sum(a, device=device),
-            "exclusive": lambda: gpuprims.prefix_sum(a, axis=-1, exclusive=True, device=device),
-            "cumprod": lambda: gpuprims.cumprod(a, axis=-1, device=device),
-            "nancumsum": lambda: gpuprims.nancumsum(a, axis=-1, device=device)}[function]
+    axis = 0 if shape[-1] == 5 else -1
+    call = {"prefix_sum": lambda: gpuprims.prefix_sum(a, axis=None if axis == -1 else axis, device=device),
+            "exclusive": lambda: gpuprims.prefix_sum(a, axis=axis, exclusive=True, device=device),
+            "cumprod": lambda: gpuprims.cumprod(a, axis=axis, device=device),
+            "nancumsum": lambda: gpuprims.nancumsum(a, axis=axis, device=device)}[function]
     first = np.asarray(call()).tobytes()
     for _ in range(12):
         assert np.asarray(call()).tobytes() == first
