@@ -1,7 +1,8 @@
 """The CPU backend's own properties (issue 14): results that do not depend on the thread count or on
 the instruction set, odd sizes around the vector and piece widths, misaligned and strided inputs,
-NaN in every lane position, float16 conversions, and the thread
-settings.  Every test runs on device="cpu" and stays cheap (the suite's CI runs on 2 cores)."""
+NaN in every lane position, float16 conversions, and the thread settings (float32 sums against
+NumPy's accuracy: test_reduce.py).  Every test runs on device="cpu" and stays cheap (the suite's CI
+runs on 2 cores)."""
 import os
 
 import numpy as np

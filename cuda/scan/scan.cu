@@ -145,6 +145,7 @@ template <class Acc> struct TileState<Acc, false> {
 // look-back combines whatever aggregates and prefixes it finds as a tree, which rounds differently
 // from run to run.)  Folding a tile at a time instead chains every tile to the prefixes' progress:
 // 0.27x memcpy for a 2^28 float32 scan on the H200.
+//
 // Tile and group indices fit 32 bits: a launch has at most 2^31 - 1 tiles (max_grid_x).  With 64-bit
 // ones, and two values kept across the wait in look_back, 8-byte scans spilled registers (float64
 // 0.56x memcpy, against 0.61x before the groups).
