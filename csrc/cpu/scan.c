@@ -33,6 +33,7 @@ typedef struct {
     int64_t in_size, out_size;
     int64_t pieces;       /* per row (inner == 1) */
     gp_partial *offsets;  /* per piece, when threads share a row's pieces: totals, then offsets */
+    int totals_pass;      /* pieces_range computes the totals (1) or scans the pieces (0) */
     int64_t tile, tiles;  /* column tiles (inner > 1) */
     int64_t tasks;
     int parts;
@@ -95,20 +96,8 @@ static void rows_range(void *ctx, int64_t first, int64_t last)
     free(buffer);
 }
 
-/* Pass 1 of a shared row: each piece's total into offsets[]. */
-static void totals_range(void *ctx, int64_t first, int64_t last)
-{
-    scan_job *job = ctx;
-    char *buffer = gp_cpu_piece_buffer(job->view, &job->out_of_memory);
-    if (job->view != NULL && buffer == NULL) return;
-    for (int64_t task = first; task < last; ++task) {
-        const int64_t row = task / job->pieces, piece = task % job->pieces;
-        job->total(piece_in(job, row, piece, buffer), piece_count(job, piece), &job->offsets[task]);
-    }
-    free(buffer);
-}
-
-/* Pass 2: each piece scanned from its offset. */
+/* The two passes over a shared row's pieces: each piece's total into offsets[], then (the totals
+ * combined into offsets) each piece scanned from its offset. */
 static void pieces_range(void *ctx, int64_t first, int64_t last)
 {
     scan_job *job = ctx;
@@ -116,9 +105,14 @@ static void pieces_range(void *ctx, int64_t first, int64_t last)
     if (job->view != NULL && buffer == NULL) return;
     for (int64_t task = first; task < last; ++task) {
         const int64_t row = task / job->pieces, piece = task % job->pieces;
-        gp_partial ignored;
-        job->run(piece_in(job, row, piece, buffer), piece_count(job, piece), piece_out(job, row, piece),
-                 job->desc->exclusive, (int)job->out_size, &job->offsets[task], &ignored);
+        const char *in = piece_in(job, row, piece, buffer);
+        if (job->totals_pass) {
+            job->total(in, piece_count(job, piece), &job->offsets[task]);
+        } else {
+            gp_partial ignored;
+            job->run(in, piece_count(job, piece), piece_out(job, row, piece), job->desc->exclusive,
+                     (int)job->out_size, &job->offsets[task], &ignored);
+        }
     }
     free(buffer);
 }
@@ -144,7 +138,8 @@ static int scan_rows(scan_job *job)
     }
     job->tasks = d->outer * job->pieces;
     const int64_t grain = gp_cpu_grain((double)GP_CPU_PIECE * (double)(job->in_size + job->out_size), job->tasks, job->parts);
-    gp_pool_for(job->parts, job->tasks, grain, totals_range, job);
+    job->totals_pass = 1;
+    gp_pool_for(job->parts, job->tasks, grain, pieces_range, job);
     for (int64_t row = 0; row < d->outer; ++row) { /* the totals become offsets, in piece order */
         gp_partial offset = first_offset(job);
         for (int64_t piece = 0; piece < job->pieces; ++piece) {
@@ -154,6 +149,7 @@ static int scan_rows(scan_job *job)
             add_total(job, &offset, &total);
         }
     }
+    job->totals_pass = 0;
     if (!atomic_load(&job->out_of_memory)) gp_pool_for(job->parts, job->tasks, grain, pieces_range, job);
     free(job->offsets);
     return atomic_load(&job->out_of_memory) ? -1 : 0;
