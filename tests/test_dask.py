@@ -457,3 +457,51 @@ def test_cupy_chunks_in_cupy_chunks_out_no_host_copies(cupy, rng, monkeypatch):
     lying = chunked(a, 100).map_blocks(lambda block: block, meta=cupy.empty((0, 0), np.float32))
     with pytest.raises(TypeError, match="meta says GPU"):
         gd.sum(lying).compute()
+
+
+@pytest.fixture(scope="module")
+def cuda_cluster():
+    """A dask_cuda.LocalCUDACluster of every GPU, one worker process per GPU (where dask_cuda is
+    installed and CUDA usable)."""
+    dask_cuda = pytest.importorskip("dask_cuda")
+    distributed = pytest.importorskip("distributed")
+    if not gpuprims.cuda_available():
+        pytest.skip("CUDA not available")
+    with dask_cuda.LocalCUDACluster(threads_per_worker=2, dashboard_address=":0") as cluster, \
+            distributed.Client(cluster, set_as_default=False) as c:
+        yield c
+
+
+def test_cupy_chunks_on_a_cuda_cluster_of_every_gpu(cupy, cuda_cluster, rng):
+    generated = da.random.default_rng(7).random((1000, 700), dtype=np.float32, chunks=(100, 70)).persist()
+    a = cuda_cluster.compute(generated).result()  # made by the workers, as a cluster's data is
+    x = generated.map_blocks(cupy.asarray, meta=cupy.empty((0, 0), np.float32)).persist()
+    gpus = len(cuda_cluster.scheduler_info()["workers"])
+
+    def pci_address(block):  # defined here: the workers cannot import this module, a closure travels
+        props = cupy.cuda.runtime.getDeviceProperties(block.device.id)
+        return np.full((1, 1), (props["pciDomainID"] << 16) | (props["pciBusID"] << 8) | props["pciDeviceID"])
+
+    where = x.map_blocks(pci_address, chunks=((1,) * 10, (1,) * 10), dtype=np.int64, meta=np.empty((0, 0), np.int64))
+    assert len(np.unique(cuda_cluster.compute(where).result())) == gpus, "the chunks did not reach every GPU"
+    signal = pytest.importorskip("scipy.signal")
+    mask = rng.random((5, 3), dtype=np.float32)
+    taps = rng.random(7)
+    line_generated = da.random.default_rng(8).standard_normal(100_003, chunks=10_000).persist()
+    line = cuda_cluster.compute(line_generated).result()
+    line_chunks = line_generated.map_blocks(cupy.asarray, meta=cupy.empty((0,), np.float64))
+    graphs = {"sum": gd.sum(x, axis=0), "mean": gd.mean(x), "max": gd.max(x, axis=1, keepdims=True),
+              "prefix_sum": gd.prefix_sum(x, axis=0, exclusive=True), "cumsum": gd.cumsum(x),
+              "transpose": gd.transpose(x), "convolve2d": gd.convolve2d(x, mask, "same", "symm"),
+              "correlate": gd.correlate(line_chunks, taps, "full")}
+    results = dict(zip(graphs, cuda_cluster.gather(cuda_cluster.compute(list(graphs.values())))))
+    assert all(isinstance(result, cupy.ndarray) for result in results.values())
+    check_reduce("sum", a, results["sum"].get(), axis=0)
+    check_reduce("mean", a, results["mean"].get()[()])
+    check_reduce("max", a, results["max"].get(), axis=1, keepdims=True)
+    check_scan(a, results["prefix_sum"].get(), axis=0, exclusive=True)
+    check_scan(a, results["cumsum"].get())
+    assert_exact(results["transpose"].get(), a.T, "transpose")
+    np.testing.assert_allclose(results["convolve2d"].get(), signal.convolve2d(a, mask, "same", "symm"),
+                               rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(results["correlate"].get(), np.correlate(line, taps, "full"), rtol=1e-12, atol=1e-9)

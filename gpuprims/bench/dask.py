@@ -17,8 +17,13 @@ not of fresh result memory.  The ``tasks`` column counts the graph's tasks (the 
 ``gpuprims.dask``'s (threaded).
 
 Where ``dask_cuda`` is importable and more than one GPU is usable, the same two ops on 1, 2, 4, ...
-GPUs, a ``LocalCUDACluster`` with one worker per GPU: the array generated in the workers' host
-memory and persisted first, the scan's result persisted on the workers.
+GPUs, a ``LocalCUDACluster`` with one worker per GPU (scheduler column ``k GPU, kind``): on NumPy
+chunks generated in the workers' host memory and persisted first, and on CuPy chunks persisted on
+the workers' GPUs; ``convolve2d`` (5 x 5, ``'same'``) of an image of the same size, checked against
+SciPy in windows at its corners and chunk seams; results persisted on the workers.  There
+``speedup`` is the one-GPU time over the row's.  What bounds them is printed beside the rows: every
+worker's pinned host-to-device copies at once, and Dask+NumPy's ``sum`` on the same workers (host
+memory reads).
 """
 
 from __future__ import annotations
@@ -123,7 +128,10 @@ def _local_rows(op: str, a: np.ndarray, chunk: int, repeats: int, device: str, s
 
 def _cluster_rows(ops: Sequence[str], sizes: Sequence[int], chunk: int, repeats: int, emit: Callable) -> list:
     """The rows over 1, 2, 4, ... GPUs with dask_cuda.LocalCUDACluster (none without dask_cuda or
-    with fewer than two GPUs)."""
+    with fewer than two GPUs): for each count, the ops on NumPy chunks in the workers' host memory
+    and on CuPy chunks on their GPUs, ``convolve2d`` of an image of the same size, and what bounds
+    them (Dask+NumPy's ``sum`` on the same workers reads host memory; every worker's pinned copies
+    to its GPU at once)."""
     count = len(gpuprims.device_info()["devices"])
     try:
         dask_cuda = importlib.import_module("dask_cuda")
@@ -135,24 +143,105 @@ def _cluster_rows(ops: Sequence[str], sizes: Sequence[int], chunk: int, repeats:
     da = importlib.import_module("dask.array")
     clone = importlib.import_module("dask.graph_manipulation").clone
     gd = importlib.import_module("gpuprims.dask")
+    cupy = _usable_cupy("cuda:0")
     rows: list[DaskRow] = []
-    gpus = [k for k in (1, 2, 4, 8, 16) if k <= count]
-    for k in gpus:
+    one_gpu: dict[tuple, float] = {}  # (op, n, library, chunk kind): the time on one GPU
+
+    def add(op: str, n: int, library: str, gpus: int, kind: str, ms: float) -> None:
+        base = one_gpu.setdefault((op, n, library, kind), ms)
+        row = DaskRow(op, n, chunk, library, f"{gpus} GPU, {kind}", ms, speedup=base / ms)
+        rows.append(row)
+        emit(row)
+
+    for k in [k for k in (1, 2, 4, 8, 16) if k <= count]:
         threads = max(1, len(os.sched_getaffinity(0)) // k)
         with dask_cuda.LocalCUDACluster(CUDA_VISIBLE_DEVICES=list(range(k)), threads_per_worker=threads) as cluster, \
-                distributed.Client(cluster):
+                distributed.Client(cluster) as client:
+            print(f"({k} GPU: pinned host-to-device copies, every worker at once: "
+                  f"{_pinned_copy_rate(client):.1f} GB/s together)", flush=True)
             for n in sizes:
                 x = da.random.default_rng(0).random(n, dtype=np.float32, chunks=chunk).persist()
                 distributed.wait(x)
-                for op in ops:
-                    ms = _timed(functools.partial(_persist_clone, getattr(gd, op), x, clone, distributed.wait),
-                                repeats)
-                    base = next((row.time_ms for row in rows if row.op == op and row.n == n), ms)
-                    row = DaskRow(op, n, chunk, f"gpuprims.dask {k} GPU", "distributed", ms,
-                                  speedup=base / ms)
-                    rows.append(row)
-                    emit(row)
+                add("sum", n, "dask+numpy", k, "numpy",
+                    _timed(lambda: x.sum().compute(), repeats))
+                chunk_kinds = {"numpy": x}
+                if cupy is not None:
+                    chunk_kinds["cupy"] = x.map_blocks(cupy.asarray, meta=cupy.empty((0,), np.float32)).persist()
+                    distributed.wait(chunk_kinds["cupy"])
+                for kind, chunks in chunk_kinds.items():
+                    for op in ops:
+                        ms = _timed(functools.partial(_persist_clone, getattr(gd, op), chunks, clone,
+                                                      distributed.wait), repeats)
+                        add(op, n, "gpuprims.dask", k, kind, ms)
+                del chunk_kinds, x
+                image = _image(da, n, chunk).persist()
+                distributed.wait(image)
+                mask = np.random.default_rng(1).random((5, 5), dtype=np.float32)
+                convolve = functools.partial(gd.convolve2d, in2=mask, mode="same")
+                add("convolve2d", n, "gpuprims.dask", k, "numpy",
+                    _timed(functools.partial(_persist_clone, convolve, image, clone, distributed.wait), repeats))
+                print(f"({k} GPU: convolve2d 5x5 'same' of {image.shape[0]} x {image.shape[1]} in chunks of "
+                      f"{image.chunksize[0]} x {image.chunksize[1]}: {_windows_against_scipy(image, mask)})",
+                      flush=True)
     return rows
+
+
+def _image(da: Any, n: int, chunk: int) -> Any:
+    """A float32 image of about n pixels, as square as powers of two allow, in tiles of `chunk`."""
+    rows = 1 << ((n.bit_length() - 1) // 2)
+    tile = 1 << ((chunk.bit_length() - 1) // 2)
+    return da.random.default_rng(2).random((rows, n // rows), dtype=np.float32,
+                                           chunks=(tile, max(1, chunk // tile)))
+
+
+def _windows_against_scipy(image: Any, mask: np.ndarray) -> str:
+    """convolve2d(image, mask, 'same') on the cluster, checked against SciPy in windows of 64 x 64
+    at the image's corners and across chunk seams (where the halos come in): one line saying how
+    far apart they were."""
+    signal = importlib.import_module("scipy.signal")
+    result = importlib.import_module("gpuprims.dask").convolve2d(image, mask, mode="same")
+    rows, cols = image.shape
+    seam_r, seam_c = image.chunks[0][0], image.chunks[1][0]
+    starts = [(0, 0), (rows - 64, cols - 64), (seam_r - 32, seam_c - 32), (seam_r - 32, cols - 64),
+              (rows - 64, seam_c - 32)]
+    half = mask.shape[0] // 2
+    worst = 0.0
+    for r, c in starts:
+        r0, c0 = max(r - half, 0), max(c - half, 0)
+        patch = image[r0:min(r + 64 + half, rows), c0:min(c + 64 + half, cols)].compute()
+        padded = np.pad(patch, ((half - (r - r0), half - (min(r + 64 + half, rows) - r - 64)),
+                                (half - (c - c0), half - (min(c + 64 + half, cols) - c - 64))))
+        want = signal.convolve2d(padded.astype(np.float64), mask.astype(np.float64), mode="valid")
+        got = np.asarray(result[r:r + 64, c:c + 64].compute(), np.float64)
+        worst = max(worst, float(np.max(np.abs(got - want) / (np.abs(want) + 1.0))))
+    verdict = "match" if worst < 1e-5 else "MISMATCH"
+    return f"{len(starts)} windows at corners and seams {verdict} SciPy (float64), largest relative difference {worst:.1e}"
+
+
+def _pinned_copy_rate(client: Any) -> float:
+    """Every worker copies 1 GiB from pinned host memory to its GPU four times, all starting at
+    the same moment: the bytes over the span from the first start to the last end, in GB/s."""
+    start_at = time.time() + 2.0
+    spans = client.run(_pinned_copies, start_at, 1 << 30, 4)
+    first = min(begin for begin, _ in spans.values())
+    last = max(end for _, end in spans.values())
+    return len(spans) * 4 * (1 << 30) / (last - first) / 1e9
+
+
+def _pinned_copies(start_at: float, nbytes: int, times: int) -> tuple[float, float]:
+    """On a worker: wait for `start_at`, then `times` copies of `nbytes` pinned bytes to the
+    worker's GPU (CuPy); the wall-clock start and end."""
+    cupy = importlib.import_module("cupy")
+    host = np.frombuffer(cupy.cuda.alloc_pinned_memory(nbytes), np.uint8, nbytes)
+    device = cupy.empty(nbytes, np.uint8)
+    device.set(host)
+    cupy.cuda.runtime.deviceSynchronize()
+    time.sleep(max(0.0, start_at - time.time()))
+    begin = time.time()
+    for _ in range(times):
+        device.set(host)
+    cupy.cuda.runtime.deviceSynchronize()
+    return begin, time.time()
 
 
 def _persist_clone(function: Callable, x: Any, clone: Callable, wait: Callable) -> None:
