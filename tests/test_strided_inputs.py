@@ -1,7 +1,9 @@
 """Strided and broadcast host views of row reductions and scans (the whole array, or along its last
 axis): the CPU backend reads them in place, piece by piece, so they cost no copy of the view, and
-give bit for bit the result of the same call on a contiguous copy.  On the GPU the glue makes them
-contiguous first (the same bits again: the GPU's result on the copy)."""
+give bit for bit the result of the same call on a contiguous copy.  On the GPU the streamed route
+gathers them tile by tile into its pinned staging slots, and the short path's one upload takes a
+contiguous copy (at most its crossover, a few MiB): the same bits again, the GPU's result on the
+copy."""
 import tracemalloc
 
 import numpy as np
@@ -113,23 +115,54 @@ def _peak_bytes(call):
 
 
 @pytest.mark.parametrize("function", ["sum", "max", "argmax", "mean"])
-def test_cpu_reads_views_without_a_copy(rng, function):
+def test_views_are_read_without_a_copy(device, rng, function, monkeypatch):
     """A 32 MiB strided view and a 512 MiB broadcast one: no NumPy allocation beyond the result
-    (a copy would be the view's size)."""
+    (a copy would be the view's size); on the GPU through the streamed route (forced: the short path
+    copies views up to its crossover)."""
+    monkeypatch.setenv("GPUPRIMS_STREAM_MIN_BYTES", "0")
     base = make_data(rng, "float32", (1 << 23,))
     for view in (base[::-1], base[::2], np.broadcast_to(base[:3], (1 << 27, 3))[:, 1]):
         for axis in (None, -1):
-            assert _peak_bytes(lambda: getattr(gpuprims, function)(view, axis=axis, device="cpu")) < 1 << 16
+            assert _peak_bytes(lambda: getattr(gpuprims, function)(view, axis=axis, device=device)) < 1 << 16
 
 
 @pytest.mark.parametrize("function", ["cumsum", "cummax"])
-def test_cpu_scans_views_without_a_copy(rng, function):
+def test_scanned_views_are_read_without_a_copy(device, rng, function, monkeypatch):
     """The result is the only allocation (a copy of the view would double it)."""
+    monkeypatch.setenv("GPUPRIMS_STREAM_MIN_BYTES", "0")
     base = make_data(rng, "float32", (1 << 22,))
     for view in (base[::-1], base.reshape(1024, -1)[:, ::2]):
         result_bytes = view.size * 4
-        peak = _peak_bytes(lambda: getattr(gpuprims, function)(view, axis=None, device="cpu"))
+        peak = _peak_bytes(lambda: getattr(gpuprims, function)(view, axis=None, device=device))
         assert peak < result_bytes + (1 << 16), (peak, result_bytes)
+
+
+@pytest.mark.parametrize("pinned", [False, True], ids=["pageable", "pinned base"])
+@pytest.mark.parametrize("chunk_bytes", [None, 200, 4096], ids=["default tiles", "200 B tiles", "4 KiB tiles"])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "uint8", "float16"])
+def test_streamed_views_give_the_contiguous_copys_bits(device, rng, dtype, chunk_bytes, pinned, monkeypatch):
+    """The streamed route gathers each tile of the view (tiles cut rows, parts of a tile's copy cut
+    runs, a pinned base is still gathered) and gives the contiguous copy's streamed bits."""
+    if device == "cpu":
+        pytest.skip("the GPU's streamed route")
+    monkeypatch.setenv("GPUPRIMS_STREAM_MIN_BYTES", "0")
+    if chunk_bytes is not None:
+        monkeypatch.setenv("GPUPRIMS_STREAM_CHUNK_BYTES", str(chunk_bytes))
+    shape = (3, 2 * PIECE + 5) if chunk_bytes is not None else (5, (1 << 20) + 3)  # 1 MiB tiles: copy parts
+    a = make_data(rng, dtype, shape)
+    if pinned:
+        a = gpuprims.pinned_copy(a)
+    if a.dtype.kind == "f":
+        a.reshape(-1)[rng.integers(a.size, size=3)] = np.nan
+    for name, view in _views(a).items():
+        copy = np.ascontiguousarray(view)
+        for axis in (None, -1):
+            with np.errstate(all="ignore"):
+                for function in ("sum", "max", "argmin", "cumsum", "cummax"):
+                    _same(getattr(gpuprims, function)(view, axis=axis, device=device),
+                          getattr(gpuprims, function)(copy, axis=axis, device=device))
+                _same(gpuprims.prefix_sum(view, axis=axis, exclusive=True, device=device),
+                      gpuprims.prefix_sum(copy, axis=axis, exclusive=True, device=device))
 
 
 def test_misaligned_and_byteswapped_views_still_copied(rng):

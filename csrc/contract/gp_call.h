@@ -110,8 +110,10 @@ typedef struct {
     const void *in;
     void *out;
     /* NULL, or the strided host view `in` points into (element (0, ..., 0); shape and strides as a
-     * copy's, its C order the call's element order): a row reduction or scan (inner == 1) the CPU
-     * backend reads in place, piece by piece.  The glue makes every other call's input contiguous. */
+     * copy's, its C order the call's element order): a row reduction or scan (inner == 1) that the
+     * CPU backend reads in place, piece by piece, and the streamed route gathers tile by tile into
+     * its staging slots.  The glue makes every other call's input contiguous (the GPU's short path
+     * included). */
     const gp_copy_args *in_view;
     union {
         gp_reduce_args reduce;

@@ -25,9 +25,14 @@ enum { ROW_CHUNK = 16384 };   /* elements per task of a row copy */
 /* Typed loops for each element size.  rows: out[i] = in[i * step].  tiles: the plane
  * out[p * dst_p + q] = in[p * src_p + q * src_q], p < extent_p, q < extent_q, tile by tile. */
 #define GP_COPY_LOOPS(TYPE)                                                                        \
-    static void copy_row_##TYPE(const TYPE *in, TYPE *out, int64_t length, int64_t step)          \
+    static void copy_row_##TYPE(const TYPE *restrict in, TYPE *restrict out, int64_t length, int64_t step) \
     {                                                                                              \
-        for (int64_t i = 0; i < length; ++i) out[i] = in[i * step];                                \
+        if (step == -1) /* the common steps as constants, which the compiler vectorizes */         \
+            for (int64_t i = 0; i < length; ++i) out[i] = in[-i];                                  \
+        else if (step == 2)                                                                        \
+            for (int64_t i = 0; i < length; ++i) out[i] = in[2 * i];                               \
+        else                                                                                       \
+            for (int64_t i = 0; i < length; ++i) out[i] = in[i * step];                            \
     }                                                                                              \
     static void transpose_plane_##TYPE(const TYPE *in, TYPE *out, int64_t extent_p,               \
                                        int64_t extent_q, int64_t src_p, int64_t src_q,            \

@@ -9,14 +9,12 @@
 
 #include "contract/gp_call.h"
 #include "contract/gp_error.h"
+#include "cpu/gather.h" /* gp_cpu_gather: how the drivers read a call's in_view piece by piece */
 
 int gp_cpu_reduce(const gp_call *call, gp_error *err);    /* reduce.c */
 int gp_cpu_scan(const gp_call *call, gp_error *err);      /* scan.c */
 int gp_cpu_correlate(const gp_call *call, gp_error *err); /* correlate.c */
 int gp_cpu_copy(const gp_call *call, gp_error *err);      /* copy.c: C-contiguous copy of a strided view */
-/* copy.c: elements [first, first + count) of a strided view (in: its element (0, ..., 0)), in the
- * view's C order, into out: how the drivers read a call's in_view piece by piece. */
-void gp_cpu_gather(const gp_copy_args *view, const char *in, int64_t first, int64_t count, void *out);
 /* copy.c: a thread's buffer for gp_cpu_gather's pieces (GP_CPU_PIECE elements of the view), freed
  * by the caller: NULL for no view (a contiguous input), and also, with *out_of_memory set, when no
  * memory is left. */

@@ -300,11 +300,12 @@ done:
     return result;
 }
 
-/* A strided input planned for the GPU: made contiguous (the GPU reads contiguous host data), and
- * the call planned again for it. */
+/* A strided input planned for the GPU's short path: made contiguous (its one upload reads
+ * contiguous host data; it is at most stream_min_bytes), and the call planned again for it.  The
+ * streamed route gathers the view tile by tile into its staging slots instead. */
 static int contiguous_for_gpu(request *r, int device, int repeats, gp_plan *plan)
 {
-    if (r->call.in_view == NULL || plan->route == GP_ROUTE_CPU) return 0;
+    if (r->call.in_view == NULL || plan->route == GP_ROUTE_CPU || plan->route == GP_ROUTE_STREAMED) return 0;
     gp_dtype dtype;
     PyArrayObject *contiguous = gp_contiguous_input((PyObject *)r->input, &dtype);
     if (contiguous == NULL) return -1;

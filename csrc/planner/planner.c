@@ -73,9 +73,12 @@ static gp_route gpu_route(const gp_primitive_row *row, const gpu_settings *s, co
                : GP_ROUTE_SHORT;
 }
 
+/* Whether the DMA may read the input where it lies: contiguous page-locked memory (a strided view is
+ * gathered through the staging slots wherever it lies). */
 static int input_pinned(const gp_call *call, const gp_traffic *t)
 {
-    return t->in_bytes > 0 && gp_cuda_host_is_pinned((const char *)call->in - t->in_offset, t->in_bytes);
+    return call->in_view == NULL && t->in_bytes > 0 &&
+           gp_cuda_host_is_pinned((const char *)call->in - t->in_offset, t->in_bytes);
 }
 
 /* Whether a streamed result goes to page-locked memory: the caller's (call->out, given before

@@ -77,7 +77,8 @@ std::unique_ptr<Tiler> reduce_tiler(const gp_call &call, const gp_plan &plan, gp
     const int64_t chunk = tile_elements(plan.stream, in_elem, out_elem, in_elem, args.outer * args.n * args.inner, err);
     if (chunk == 0) return nullptr;
     const SlabWalk walk(args.outer, args.n, args.inner, chunk);
-    const Tiler::Layout layout{host_view(call.in, args.outer, args.n, args.inner, in_elem, plan.input_pinned),
+    const Tiler::Layout layout{host_view(call.in, args.outer, args.n, args.inner, in_elem, plan.input_pinned,
+                                         call.in_view),
                                host_view(call.out, args.outer, 1, args.inner, out_elem, plan.result_pinned),
                                static_cast<size_t>(chunk * in_elem),
                                static_cast<size_t>(walk.o_block() * walk.i_block() * out_elem)};

@@ -60,7 +60,8 @@ std::unique_ptr<Tiler> scan_tiler(const gp_call &call, const gp_plan &plan, gp_e
     const int64_t chunk = tile_elements(plan.stream, in_elem, out_elem, std::max(in_elem, out_elem),
                                         args.outer * args.n * args.inner, err);
     if (chunk == 0) return nullptr;
-    const Tiler::Layout layout{host_view(call.in, args.outer, args.n, args.inner, in_elem, plan.input_pinned),
+    const Tiler::Layout layout{host_view(call.in, args.outer, args.n, args.inner, in_elem, plan.input_pinned,
+                                         call.in_view),
                                host_view(call.out, args.outer, args.n, args.inner, out_elem, plan.result_pinned),
                                static_cast<size_t>(chunk * in_elem), static_cast<size_t>(chunk * out_elem)};
     return make_tiler<ScanTiler>(err, args, layout, SlabWalk(args.outer, args.n, args.inner, chunk), carry_size);

@@ -7,8 +7,9 @@
 // through a ring of StreamTuning::slots slots, with events ordering the three streams, so copy in,
 // compute and copy out of different tiles overlap.  One host thread cannot copy pageable memory
 // as fast as the bus moves it, so the host thread pool (csrc/parallel/thread_pool.h) shares every
-// staging copy.  Pinned (page-locked) host arrays skip their staging copy: the DMA reads or writes
-// them directly.
+// staging copy.  A strided input view is gathered into the slots by the CPU backend's reader
+// (csrc/cpu/gather.h), never copied whole.  Pinned (page-locked) host arrays skip their staging
+// copy: the DMA reads or writes them directly.
 //
 // Pinned slots, streams and events are allocated once per device (EngineState, which the device's
 // DeviceState holds) and reused; the device slots come from gpuprims' caching pool per call.  One
@@ -23,6 +24,7 @@
 #include <utility>
 
 #include "common.cuh"
+#include "cpu/gather.h"
 #include "parallel/thread_pool.h"
 #include "runtime/runtime.cuh"
 #include "streaming/engine.cuh"
@@ -113,9 +115,12 @@ void copy_box_part(const HostView &view, const Box &box, char *packed, bool to_p
     while (begin < end) {
         const int64_t r = begin / run, within = begin - r * run;
         const int64_t length = std::min(run - within, end - begin);
-        char *host = view.data + box.run_offset(view, r) + within;
-        if (to_packed) std::memcpy(packed + begin, host, static_cast<size_t>(length));
-        else std::memcpy(host, packed + begin, static_cast<size_t>(length));
+        const size_t at = box.run_offset(view, r) + static_cast<size_t>(within);
+        if (view.gather != nullptr)  // an input view; parts split at 64 bytes, a multiple of elem
+            gp_cpu_gather(view.gather, view.data, static_cast<int64_t>(at) / view.elem, length / view.elem,
+                          packed + begin);
+        else if (to_packed) std::memcpy(packed + begin, view.data + at, static_cast<size_t>(length));
+        else std::memcpy(view.data + at, packed + begin, static_cast<size_t>(length));
         begin += length;
     }
 }
@@ -137,7 +142,9 @@ class BoxCopy {
         packed_ = packed;
         to_packed_ = to_packed;
         const size_t bytes = static_cast<size_t>(boxes_count(boxes) * view.elem);
-        parts_ = static_cast<int>(std::min<size_t>(copy_threads(), 1 + bytes / StreamTuning::bytes_per_copy_part));
+        // A gather moves fewer bytes a thread than memcpy does: it may take every pool thread.
+        const int threads = view.gather != nullptr ? gp_pool_threads() : copy_threads();
+        parts_ = static_cast<int>(std::min<size_t>(threads, 1 + bytes / StreamTuning::bytes_per_copy_part));
         gp_pool_start(parts_, copy_part, this);
         running_ = true;
     }

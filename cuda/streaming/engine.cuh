@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "contract/gp_call.h"
 #include "contract/gp_error.h"
 #include "contract/gp_plan.h"
 
@@ -38,15 +39,19 @@ struct StreamTuning {
 
 // ---- host arrays and tiles ----------------------------------------------------------------------
 
-// A C-contiguous host array seen as (outer, n, inner) elements of elem bytes.  Pinned
-// (page-locked) arrays skip their staging copy: the DMA reads or writes them directly.
+// A host array seen as (outer, n, inner) elements of elem bytes: C-contiguous, or a strided view
+// (`gather`, the call's in_view) whose C order is that one, gathered element by element into the
+// staging slots.  Pinned (page-locked) contiguous arrays skip their staging copy: the DMA reads or
+// writes them directly.
 struct HostView {
     char *data;
     int64_t outer, n, inner, elem;
     bool pinned;
+    const gp_copy_args *gather;
 };
 
-HostView host_view(const void *data, int64_t outer, int64_t n, int64_t inner, int64_t elem, bool pinned);
+HostView host_view(const void *data, int64_t outer, int64_t n, int64_t inner, int64_t elem, bool pinned,
+                   const gp_copy_args *gather = nullptr);
 
 // The elements [o0, o0 + o_count) x [k0, k0 + k_count) x [i0, i0 + i_count) of a HostView; on the
 // device a tile is packed, (o_count, k_count, i_count).

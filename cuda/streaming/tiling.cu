@@ -7,9 +7,10 @@
 
 namespace gp {
 
-HostView host_view(const void *data, int64_t outer, int64_t n, int64_t inner, int64_t elem, bool pinned)
+HostView host_view(const void *data, int64_t outer, int64_t n, int64_t inner, int64_t elem, bool pinned,
+                   const gp_copy_args *gather)
 {
-    return {static_cast<char *>(const_cast<void *>(data)), outer, n, inner, elem, pinned};
+    return {static_cast<char *>(const_cast<void *>(data)), outer, n, inner, elem, pinned && gather == nullptr, gather};
 }
 
 int64_t boxes_count(const Boxes &boxes)
