@@ -207,7 +207,7 @@ def core_extension():
         define_macros=define_macros,
         libraries=libraries,
         library_dirs=library_dirs,
-        extra_compile_args=["-std=c11", "-O2", "-Wall", "-Wextra"],
+        extra_compile_args=["-std=c11", "-O3", "-Wall", "-Wextra"],
         extra_link_args=[f"-Wl,--version-script={ROOT / 'csrc' / 'glue' / 'exports.map'}"],
         language="c++",  # link with g++: the CUDA runtime needs libstdc++
     )
