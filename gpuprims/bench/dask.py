@@ -195,9 +195,9 @@ def _image(da: Any, n: int, chunk: int) -> Any:
 
 
 def _windows_against_scipy(image: Any, mask: np.ndarray) -> str:
-    """convolve2d(image, mask, 'same') on the cluster, checked against SciPy in windows of 64 x 64
-    at the image's corners and across chunk seams (where the halos come in): one line saying how
-    far apart they were."""
+    """convolve2d(image, mask, 'same') on the cluster (mask: square, of odd size), checked against
+    SciPy in windows of 64 x 64 at the image's corners and across chunk seams (where the halos come
+    in): one line saying how far apart they were."""
     signal = importlib.import_module("scipy.signal")
     result = importlib.import_module("gpuprims.dask").convolve2d(image, mask, mode="same")
     rows, cols = image.shape
@@ -206,11 +206,11 @@ def _windows_against_scipy(image: Any, mask: np.ndarray) -> str:
               (rows - 64, seam_c - 32)]
     half = mask.shape[0] // 2
     worst = 0.0
-    for r, c in starts:
-        r0, c0 = max(r - half, 0), max(c - half, 0)
-        patch = image[r0:min(r + 64 + half, rows), c0:min(c + 64 + half, cols)].compute()
-        padded = np.pad(patch, ((half - (r - r0), half - (min(r + 64 + half, rows) - r - 64)),
-                                (half - (c - c0), half - (min(c + 64 + half, cols) - c - 64))))
+    for r, c in starts:  # the window's inputs and halo, the part past the image zeros ('fill')
+        r0, r1 = max(r - half, 0), min(r + 64 + half, rows)
+        c0, c1 = max(c - half, 0), min(c + 64 + half, cols)
+        padded = np.pad(image[r0:r1, c0:c1].compute(), ((r0 - (r - half), r + 64 + half - r1),
+                                                        (c0 - (c - half), c + 64 + half - c1)))
         want = signal.convolve2d(padded.astype(np.float64), mask.astype(np.float64), mode="valid")
         got = np.asarray(result[r:r + 64, c:c + 64].compute(), np.float64)
         worst = max(worst, float(np.max(np.abs(got - want) / (np.abs(want) + 1.0))))
