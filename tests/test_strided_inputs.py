@@ -137,14 +137,14 @@ def test_scanned_views_are_read_without_a_copy(device, rng, function, monkeypatc
         assert peak < result_bytes + (1 << 16), (peak, result_bytes)
 
 
+@pytest.mark.skipif(not gpuprims.cuda_available(), reason="CUDA not available")
 @pytest.mark.parametrize("pinned", [False, True], ids=["pageable", "pinned base"])
 @pytest.mark.parametrize("chunk_bytes", [None, 200, 4096], ids=["default tiles", "200 B tiles", "4 KiB tiles"])
 @pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "uint8", "float16"])
-def test_streamed_views_give_the_contiguous_copys_bits(device, rng, dtype, chunk_bytes, pinned, monkeypatch):
-    """The streamed route gathers each tile of the view (tiles cut rows, parts of a tile's copy cut
-    runs, a pinned base is still gathered) and gives the contiguous copy's streamed bits."""
-    if device == "cpu":
-        pytest.skip("the GPU's streamed route")
+def test_streamed_views_give_the_contiguous_copys_bits(rng, dtype, chunk_bytes, pinned, monkeypatch):
+    """The GPU's streamed route gathers each tile of the view (tiles cut rows, parts of a tile's copy
+    cut runs, a pinned base is still gathered) and gives the contiguous copy's streamed bits."""
+    device = "cuda"
     monkeypatch.setenv("GPUPRIMS_STREAM_MIN_BYTES", "0")
     if chunk_bytes is not None:
         monkeypatch.setenv("GPUPRIMS_STREAM_CHUNK_BYTES", str(chunk_bytes))
