@@ -142,8 +142,9 @@ class BoxCopy {
         packed_ = packed;
         to_packed_ = to_packed;
         const size_t bytes = static_cast<size_t>(boxes_count(boxes) * view.elem);
-        // A gather moves fewer bytes a thread than memcpy does: it may take every pool thread.
-        const int threads = view.gather != nullptr ? gp_pool_threads() : copy_threads();
+        const int threads = view.gather != nullptr
+                                ? std::max(1, gp_pool_threads() * StreamTuning::gather_thread_percent / 100)
+                                : copy_threads();
         parts_ = static_cast<int>(std::min<size_t>(threads, 1 + bytes / StreamTuning::bytes_per_copy_part));
         gp_pool_start(parts_, copy_part, this);
         running_ = true;
