@@ -264,4 +264,28 @@ struct LaunchLimits {
 __host__ __device__ constexpr int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 __host__ __device__ constexpr int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
 
+// Persistent grid: as many blocks of `kernel` as fit on the device at once, no more than there are
+// tiles.  Above the default limit the kernel opts in to `shared` bytes of dynamic shared memory.  The
+// limit is one per kernel for the whole process while host threads launch it at once with different
+// sizes, so every thread sets the same value, the device's own limit: a smaller one set by one thread
+// could fail another's larger launch.
+template <class Kernel>
+int launch_persistent(int device, Kernel kernel, dim3 threads, size_t shared, int64_t tiles, gp_error *err,
+                      unsigned &blocks)
+{
+    if (shared > LaunchLimits::default_dynamic_shared_bytes) {
+        const int limit = max_dynamic_shared_bytes(device);
+        if (shared > static_cast<size_t>(limit))
+            return fail(err, GP_ERR_INVALID, "a tile needs more shared memory than the device has");
+        GP_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, limit), err,
+                    "cudaFuncSetAttribute");
+    }
+    int per_sm = 0;
+    GP_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads.x * threads.y, shared),
+                err, "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
+    const int64_t resident = static_cast<int64_t>(multiprocessor_count(device)) * (per_sm > 0 ? per_sm : 1);
+    blocks = static_cast<unsigned>(tiles < resident ? tiles : resident);
+    return 0;
+}
+
 }  // namespace gp

@@ -462,29 +462,6 @@ __global__ void __launch_bounds__(TileTuning::threads_x *TileTuning::threads_y,
     }
 }
 
-// Persistent grid: as many blocks as fit on the device at once, no more than there are tiles.
-template <class Kernel>
-int launch_persistent(int device, Kernel kernel, dim3 threads, size_t shared, int64_t tiles,
-                             gp_error *err, unsigned &blocks)
-{
-    // Above the default limit the kernel opts in.  The limit is one per kernel for the whole process
-    // while host threads launch it at once with different sizes, so every thread sets the same value,
-    // the device's own limit: a smaller one set by one thread could fail another's larger launch.
-    if (shared > LaunchLimits::default_dynamic_shared_bytes) {
-        const int limit = max_dynamic_shared_bytes(device);
-        if (shared > static_cast<size_t>(limit))
-            return fail(err, GP_ERR_INVALID, "correlate: a tile needs more shared memory than the device has");
-        GP_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, limit), err,
-                    "cudaFuncSetAttribute");
-    }
-    int per_sm = 0;
-    GP_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads.x * threads.y, shared),
-                err, "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
-    const int64_t resident = static_cast<int64_t>(multiprocessor_count(device)) * (per_sm > 0 ? per_sm : 1);
-    blocks = static_cast<unsigned>(tiles < resident ? tiles : resident);
-    return 0;
-}
-
 template <class T, class Mask>
 int launch_rows(int device, const CorrelateArgs<T> &args, const Mask &mask, gp_error *err)
 {

@@ -63,6 +63,10 @@ void create_state(int device, DeviceState &state)
         state.max_dynamic_shared = max_shared;
     else
         cudaGetLastError();
+    if (cudaDeviceGetAttribute(&state.compute_major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess) {
+        state.compute_major = 0;  // the kernels every architecture has run
+        cudaGetLastError();
+    }
     state.work = create_work_stream();
     state.pool_error = create_memory_pool(device, &state.pool);
 }
@@ -88,6 +92,8 @@ DeviceState &device_state(int device) { return devices().states[device]; }
 int multiprocessor_count(int device) { return device_state(device).multiprocessors; }
 
 int max_dynamic_shared_bytes(int device) { return device_state(device).max_dynamic_shared; }
+
+int compute_capability_major(int device) { return device_state(device).compute_major; }
 
 }  // namespace gp
 

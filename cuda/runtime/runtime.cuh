@@ -31,6 +31,7 @@ struct EngineState;  // the streaming engine's state for one device (streaming/e
 struct DeviceState {
     int multiprocessors = 1;              // the SM count (1 where the query failed)
     int max_dynamic_shared = 48 * 1024;   // dynamic shared memory a block may opt in to (the default where the query failed)
+    int compute_major = 0;                // compute capability's major version (0 where the query failed)
     cudaStream_t work = cudaStreamLegacy;  // the work stream (stream.cu; the legacy stream where creation failed)
     cudaMemPool_t pool = nullptr;         // the caching allocator's pool (memory.cu)
     cudaError_t pool_error = cudaSuccess;  // why pool is null; reported by every allocation
@@ -48,6 +49,8 @@ DeviceState &device_state(int device);
 int multiprocessor_count(int device);
 // The dynamic shared memory bytes a block of a device use_device has accepted may opt in to.
 int max_dynamic_shared_bytes(int device);
+// The compute capability's major version of a device use_device has accepted (0 if unknown).
+int compute_capability_major(int device);
 
 // ---- the work stream (stream.cu) ---------------------------------------------------------------------
 
