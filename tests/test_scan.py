@@ -294,3 +294,29 @@ def test_float_scans_give_the_same_bits_every_run(device, rng, function, dtype, 
     first = np.asarray(call()).tobytes()
     for _ in range(12):
         assert np.asarray(call()).tobytes() == first
+
+
+# Long rows of device data: on Hopper and later these run the pipelined tile scan (cuda/scan/scan.cu),
+# whose blocks claim tiles at run time and bulk-copy them where they are 16-byte aligned.  Rows of many
+# tiles, views starting one element in (off a 16-byte boundary), inputs that widen (int8 -> int64),
+# inclusive, exclusive and max.  Every case is past the kernel's threshold on an H100 (4 x 6 x 132
+# tiles) except the 1-byte maxima, whose 32 K-element tiles would need 10^8 elements.
+LONG_ROWS = [("float32", (2**25 + 3,)), ("int32", (3, 2**24 + 1)), ("float64", (2**24 + 1,)),
+             ("int8", (2**25 + 5,)), ("float16", (2, 2**25 + 7)), ("uint64", (2**24 + 3,)), ("bool", (2**25,))]
+
+
+@pytest.mark.skipif(not gpuprims.cuda_available(), reason="CUDA not available")
+@pytest.mark.parametrize("start", [0, 1], ids=["aligned", "offset"])
+@pytest.mark.parametrize("function", ["cumsum", "exclusive", "cummax"])
+@pytest.mark.parametrize("dtype,shape", [pytest.param(d, s, id=f"{d}-{'x'.join(map(str, s))}") for d, s in LONG_ROWS])
+def test_long_device_rows(rng, dtype, shape, function, start):
+    cp = pytest.importorskip("cupy")
+    a = make_data(rng, dtype, shape, "minmax" if function == "cummax" else "sum")
+    view = a[..., start:]
+    x = cp.asarray(a)[..., start:]
+    if function == "cummax":
+        got = gpuprims.cummax(x, axis=-1).get()
+        np.testing.assert_array_equal(got, np.maximum.accumulate(view, axis=-1))
+    else:
+        got = gpuprims.prefix_sum(x, axis=-1, exclusive=function == "exclusive").get()
+        check_scan(view, got, axis=-1, exclusive=function == "exclusive")

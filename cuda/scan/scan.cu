@@ -7,12 +7,16 @@
 //                           look-back stops at the row's first group.  Block
 //                           i scans tile i: like CUB, this relies on blocks being dispatched in
 //                           index order, so a tile's predecessors are running or done;
+//                           scan_pipeline_kernel on Hopper and later for many tiles: the same tile
+//                           statuses and look-back, with persistent blocks whose warps load, reduce,
+//                           look back and scan different tiles at once (see its section);
 //   inner == 1, short rows: scan_short_rows_kernel, a logical warp per row;
 //   inner > 1:              scan_columns_kernel, a thread per column; when columns are few, n is
 //                           cut into chunks whose totals (reduce_columns_kernel) are scanned first.
 // Every form can start each row from a carry and leave its total in another (launch_scan in
 // scan.cuh), which is how the streamed scan (scan_tiler.cu) carries rows across its tiles.
 #include <cuda/atomic>
+#include <cuda/ptx>
 
 #include <algorithm>
 
@@ -41,6 +45,33 @@ struct ScanTuning {
     static constexpr int64_t short_rows_blocks_per_sm = 64;
     static constexpr unsigned look_back_sleep_ns = 16;      // first back-off while a predecessor runs
     static constexpr unsigned look_back_max_sleep_ns = 256; // longer sleeps overshoot the predecessor
+};
+
+// Tuning constants of the pipelined tile scan (scan_pipeline_kernel, Hopper and later).  One block
+// per SM keeps a ring of tiles in shared memory; its warps split the work by role (load, reduce,
+// look back, scan), so the loads of later tiles go on while earlier tiles wait for their prefixes.
+// Set on an H100 (lab harness, one process, float32 2^28 x memcpy; the tile kernel 0.84x, CUB
+// 0.81x): 32 KB tiles in 6 stages 0.89x; 16 KB in 12 stages 0.78-0.79x; 48 KB in 4 stages 0.85x;
+// 64 KB in 3 stages 0.78x.  4 look-back warps instead of 2: no better.
+struct ScanPipelineTuning {
+    static constexpr int segments = 8;         // a tile is this many segments, one per scan warp
+    static constexpr int rows = 8;             // 16-byte lane vectors per lane and segment
+    static constexpr int reduce_warps = 4;     // each reduces segments / reduce_warps segments
+    static constexpr int look_back_warps = 2;  // tiles whose look-backs wait at once
+    static constexpr int max_stages = 6;       // tiles in the ring (32 KB each for 4-byte scans)
+    static constexpr int min_stages = look_back_warps + 2;
+    // The tile kernel stays faster until the rings fill a few times over (float32 x memcpy, tile
+    // kernel / pipelined: 2^24 0.80 / 0.78, 2^26 0.81 / 0.87): the pipelined kernel runs from
+    // min_ring_fills * stages * SMs tiles (2^24.6 float32 elements on an H100).
+    static constexpr int min_ring_fills = 4;
+    static constexpr int warps = 1 + look_back_warps + reduce_warps + segments;
+    static constexpr int threads = warps * 32;
+    // Elements a lane reads as one vector: 16 bytes of the wider of input and output.
+    template <class In, class Out>
+    static constexpr int lane_items = 16 / static_cast<int>(sizeof(In) > sizeof(Out) ? sizeof(In) : sizeof(Out));
+    template <class In, class Out>
+    static constexpr int64_t segment_items = static_cast<int64_t>(rows) * 32 * lane_items<In, Out>;
+    template <class In, class Out> static constexpr int64_t tile_items = segments * segment_items<In, Out>;
 };
 
 namespace {
@@ -192,14 +223,21 @@ __device__ Acc groups_prefix(const TileState<Acc> &groups, int before, int group
     return prefix;
 }
 
-// Run by the first warp of a tile: publishes what later tiles need (the tile's aggregate; for a
-// group's last tile, the group's total, then its prefix) and returns the tile's exclusive prefix.
+// What a tile publishes as soon as its aggregate is known: the aggregate itself, which later tiles
+// of its group fold (a group's last tile publishes the group's total instead, in look_back).
+template <class Acc> __device__ void publish_aggregate(const TileState<Acc> &tiles, const TileGroups &at, Acc aggregate)
+{
+    if (!at.last) tiles.publish(at.tile, tile_aggregate, aggregate);
+}
+
+// Run by one warp per tile, after publish_aggregate: publishes what later tiles need from this one
+// (for a group's last tile, the group's total, then its prefix) and returns the tile's exclusive
+// prefix.
 template <class Op, class Acc>
 __device__ Acc look_back(const TileState<Acc> &tiles, const TileState<Acc> &groups, const TileGroups &at,
                          Acc start, Acc block_total, Op op)
 {
     const int lane = threadIdx.x % warp_threads;
-    if (lane == 0 && !at.last) tiles.publish(at.tile, tile_aggregate, block_total);
     Acc value = Op::template identity<Acc>();  // the group's aggregates up to this tile's, in lane order
     if (lane < at.position) value = tiles.wait(at.tile - at.position + lane).value;
     if (lane == at.position) value = block_total;
@@ -253,7 +291,9 @@ scan_tiles_kernel(const In *in, Out *out, int64_t n, int64_t tiles_per_row, Tile
     const Acc thread_prefix = block_exclusive_scan<threads>(thread_total, op, scratch, block_total);
 
     if (threadIdx.x < warp_threads) {
-        const Acc prefix = look_back(tiles, groups, tile_groups(tile, tiles_per_row), carry.start(row), block_total, op);
+        const TileGroups at = tile_groups(tile, tiles_per_row);
+        if (threadIdx.x == 0) publish_aggregate(tiles, at, block_total);
+        const Acc prefix = look_back(tiles, groups, at, carry.start(row), block_total, op);
         if (threadIdx.x == 0) shared_prefix = prefix;
     }
     __syncthreads();
@@ -267,6 +307,320 @@ scan_tiles_kernel(const In *in, Out *out, int64_t n, int64_t tiles_per_row, Tile
         return convert<Out>(exclusive ? numpy_sum<Op>(before) : running);
     });
     Tile::flush(out + warp_offset, warp_valid, out_tile);
+}
+
+// ---- the pipelined tile scan (sm_90 and later: bulk copies and transaction barriers) ----------------
+//
+// A persistent block per SM takes tiles in index order from a counter and moves each through a ring
+// of shared-memory stages; every stage has four barriers, one per hand-over:
+//   loader warp    claims a tile, bulk-copies it in (cp.async.bulk)           -> loaded
+//   reduce squad   the tile's aggregate (published at once), segment prefixes -> reduced
+//   look-back warp the tile's exclusive prefix (look_back, in the fixed order) -> prefixed
+//   scan squad     the tile's outputs, straight from registers to global      -> free (to the loader)
+// The look-back warps take turns (ring position j goes to warp j % look_back_warps), so several tiles wait for
+// their predecessors at once while the loader keeps the ring full.  Tiles are claimed in index order
+// by running blocks only, so every predecessor of a tile is held by a running block and needs
+// nothing later to finish.  When the counter runs out, the loader sends one end marker per look-back
+// warp through the ring.
+struct StageBarriers {
+    uint64_t loaded, reduced, prefixed, free;
+};
+
+template <class Acc> struct StageInfo {
+    int tile;        // the tile in the stage; -1 marks the end of the work
+    int shift;       // bytes from the stage's start to the tile's first element (its address mod 16)
+    Acc aggregate;   // reduce squad -> look-back warp
+    Acc prefix;      // look-back warp -> scan squad: the tile's exclusive prefix
+    Acc segment_prefix[ScanPipelineTuning::segments];  // reduce -> scan squad: each segment's within the tile
+};
+
+// Where a tile lies: its row, its place in the row and its valid elements.
+struct TileSpan {
+    int64_t row, t, offset, valid;
+    __device__ TileSpan(int64_t tile, int64_t tiles_per_row, int64_t n, int64_t tile_items)
+        : row(tile / tiles_per_row), t(tile - row * tiles_per_row), offset(row * n + t * tile_items),
+          valid(n - t * tile_items < tile_items ? n - t * tile_items : tile_items)
+    {
+    }
+};
+
+__device__ __forceinline__ void wait_stage(uint64_t *barrier, unsigned parity)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    while (!cuda::ptx::mbarrier_try_wait_parity(barrier, parity)) {
+    }
+#else
+    (void)barrier;
+    (void)parity;
+#endif
+}
+
+__device__ __forceinline__ void arrive_stage(uint64_t *barrier)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    (void)cuda::ptx::mbarrier_arrive(barrier);
+#else
+    (void)barrier;
+#endif
+}
+
+// A barrier among the `threads` threads of one squad (ids above 0: __syncthreads uses 0).
+__device__ __forceinline__ void squad_sync(int id, int threads)
+{
+    asm volatile("bar.sync %0, %1;" : : "r"(id), "r"(threads) : "memory");
+}
+
+// Stage s of ring pass `pass` completes barrier phase pass % 2; a consumer waits for that parity.
+struct RingPosition {
+    int stage = 0;
+    unsigned parity = 0;
+    __device__ void advance(int stages)
+    {
+        if (++stage == stages) {
+            stage = 0;
+            parity ^= 1u;
+        }
+    }
+};
+
+// The E elements of a lane (a 16-byte vector of the wider type) as raw storage of one access.
+template <class T, int E> struct alignas(E * sizeof(T)) LaneVector {
+    T v[E];
+};
+
+template <class Op, class In, class Acc, class Out>
+__global__ void __launch_bounds__(ScanPipelineTuning::threads, 1)
+scan_pipeline_kernel(const In *in, Out *out, int64_t n, int64_t tiles_per_row, int tiles, int stages,
+                     int64_t stage_bytes, TileState<Acc> tile_state, TileState<Acc> group_state, int *tile_counter,
+                     int exclusive, ScanCarry<Op, Acc> carry)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    using Tuning = ScanPipelineTuning;
+    constexpr int E = Tuning::lane_items<In, Out>;
+    constexpr int64_t tile_items = Tuning::tile_items<In, Out>;
+    constexpr int first_reduce_warp = 1 + Tuning::look_back_warps;
+    constexpr int first_scan_warp = first_reduce_warp + Tuning::reduce_warps;
+    extern __shared__ __align__(128) unsigned char ring[];
+    StageBarriers *barriers = reinterpret_cast<StageBarriers *>(ring);
+    StageInfo<Acc> *infos = reinterpret_cast<StageInfo<Acc> *>(barriers + stages);
+    unsigned char *data = ring + (reinterpret_cast<unsigned char *>(infos + stages) - ring + 127) / 128 * 128;
+    const Op op;
+    const int warp = threadIdx.x / warp_threads, lane = threadIdx.x % warp_threads;
+
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < stages; ++s) {
+            // Every thread that touched a stage arrives (an arrival releases only its own thread's
+            // accesses), except the reduce squad's, whose bar.sync orders them before its one arrival.
+            cuda::ptx::mbarrier_init(&barriers[s].loaded, warp_threads);
+            cuda::ptx::mbarrier_init(&barriers[s].reduced, 1);
+            cuda::ptx::mbarrier_init(&barriers[s].prefixed, warp_threads);
+            cuda::ptx::mbarrier_init(&barriers[s].free, Tuning::segments * warp_threads);
+        }
+        cuda::ptx::fence_mbarrier_init(cuda::ptx::sem_release, cuda::ptx::scope_cluster);
+    }
+    __syncthreads();
+
+    RingPosition at;
+    if (warp == 0) {  // loader
+        // Tiles are claimed one ahead, so the counter's round trip overlaps the wait for a free stage.
+        // (A claimed tile waiting for a stage still has every predecessor on its way: the stages it
+        // waits for hold earlier tiles.)
+        int claimed = lane == 0 ? atomicAdd(tile_counter, 1) : 0;
+        bool counter_done = false;
+        for (int ends = 0; ends < Tuning::look_back_warps; at.advance(stages)) {
+            wait_stage(&barriers[at.stage].free, at.parity ^ 1u);  // a fresh stage passes at once
+            StageInfo<Acc> &info = infos[at.stage];
+            int tile = -1;
+            if (!counter_done) {
+                tile = __shfl_sync(full_mask, claimed, 0);
+                counter_done = tile >= tiles;
+                if (counter_done) tile = -1;
+                else if (lane == 0) claimed = atomicAdd(tile_counter, 1);
+            }
+            if (tile < 0) {
+                if (lane == 0) info.tile = -1;
+                arrive_stage(&barriers[at.stage].loaded);
+                ++ends;
+                continue;
+            }
+            const TileSpan span(tile, tiles_per_row, n, tile_items);
+            const In *src = in + span.offset;
+            const int shift = static_cast<int>(reinterpret_cast<uintptr_t>(src) % 16);
+            unsigned char *stage = data + at.stage * stage_bytes;
+            In *elements = reinterpret_cast<In *>(stage + shift);
+            // Bytes before src's first 16-byte boundary and past its last one go by plain loads; the
+            // rest, 16-byte aligned on both sides (stage + shift + head is), as one bulk copy.
+            const int64_t bytes = span.valid * static_cast<int64_t>(sizeof(In));
+            const int64_t head = (16 - shift) % 16 < bytes ? (16 - shift) % 16 : bytes;
+            const int64_t bulk = (bytes - head) / 16 * 16;
+            const int64_t head_items = head / static_cast<int64_t>(sizeof(In));
+            for (int64_t i = lane; i < head_items; i += warp_threads) elements[i] = src[i];
+            for (int64_t i = (head + bulk) / static_cast<int64_t>(sizeof(In)) + lane; i < span.valid; i += warp_threads)
+                elements[i] = src[i];
+            if (lane == 0) {
+                info.tile = tile;
+                info.shift = shift;
+            }
+            if (lane != 0) {
+                arrive_stage(&barriers[at.stage].loaded);
+            } else {
+                if (bulk > 0) {
+                    // Orders this stage's earlier generic-proxy accesses before the copy's async-proxy writes.
+                    cuda::ptx::fence_proxy_async(cuda::ptx::space_shared);
+                    (void)cuda::ptx::mbarrier_arrive_expect_tx(cuda::ptx::sem_release, cuda::ptx::scope_cta,
+                                                               cuda::ptx::space_shared, &barriers[at.stage].loaded,
+                                                               static_cast<uint32_t>(bulk));
+                    cuda::ptx::cp_async_bulk(cuda::ptx::space_cluster, cuda::ptx::space_global, stage + shift + head,
+                                             reinterpret_cast<const unsigned char *>(src) + head,
+                                             static_cast<uint32_t>(bulk), &barriers[at.stage].loaded);
+                } else {
+                    arrive_stage(&barriers[at.stage].loaded);
+                }
+            }
+        }
+        return;
+    }
+
+    // The squads' view of a stage: in segment g, lane `lane` owns, in row r, the E elements from
+    // g * segment_items + (r * 32 + lane) * E.  A full tile (every element valid, 16-byte aligned in
+    // shared and global memory) is read and written as whole vectors, with no test per row, so the
+    // rows' loads and warp scans overlap; other tiles test each element.
+    using InVector = LaneVector<In, E>;
+    using OutVector = LaneVector<Out, E>;
+    const auto read_row = [&](const In *segment, int r, int64_t valid, bool full, Acc (&values)[E]) {
+        const int64_t first = (static_cast<int64_t>(r) * warp_threads + lane) * E;
+        if (full) {
+            const InVector packed = reinterpret_cast<const InVector *>(segment)[r * warp_threads + lane];
+#pragma unroll
+            for (int e = 0; e < E; ++e) values[e] = operand<Acc, Op>(packed.v[e]);
+        } else {
+#pragma unroll
+            for (int e = 0; e < E; ++e)
+                values[e] = first + e < valid ? operand<Acc, Op>(segment[first + e]) : Op::template identity<Acc>();
+        }
+    };
+    const auto stage_span = [&](const StageInfo<Acc> &info, int g, int64_t &valid) {
+        const TileSpan span(info.tile, tiles_per_row, n, tile_items);
+        valid = span.valid - g * Tuning::segment_items<In, Out>;  // of segment g (may be <= 0)
+        return span;
+    };
+
+    if (warp >= first_reduce_warp && warp < first_scan_warp) {  // reduce squad
+        constexpr int per_warp = Tuning::segments / Tuning::reduce_warps;
+        const int w = warp - first_reduce_warp;
+        for (int ends = 0; ends < Tuning::look_back_warps; at.advance(stages)) {
+            wait_stage(&barriers[at.stage].loaded, at.parity);
+            StageInfo<Acc> &info = infos[at.stage];
+            if (info.tile < 0) {
+                if (w == 0 && lane == 0) arrive_stage(&barriers[at.stage].reduced);
+                ++ends;
+                continue;
+            }
+            const In *elements = reinterpret_cast<const In *>(data + at.stage * stage_bytes + info.shift);
+#pragma unroll
+            for (int h = 0; h < per_warp; ++h) {
+                const int g = w * per_warp + h;
+                int64_t valid;
+                const TileSpan span = stage_span(info, g, valid);
+                const bool full = info.shift == 0 && span.valid == tile_items;
+                Acc values[Tuning::rows][E];
+#pragma unroll
+                for (int r = 0; r < Tuning::rows; ++r)
+                    read_row(elements + g * Tuning::segment_items<In, Out>, r, valid, full, values[r]);
+                Acc partial = Op::template identity<Acc>();
+#pragma unroll
+                for (int r = 0; r < Tuning::rows; ++r)
+#pragma unroll
+                    for (int e = 0; e < E; ++e) partial = op(partial, values[r][e]);
+                const Acc total = warp_reduce(partial, op);
+                if (lane == 0) info.segment_prefix[g] = total;
+            }
+            squad_sync(1, Tuning::reduce_warps * warp_threads);
+            if (w == 0 && lane == 0) {
+                Acc running = Op::template identity<Acc>();
+                for (int g = 0; g < Tuning::segments; ++g) {
+                    const Acc total = info.segment_prefix[g];
+                    info.segment_prefix[g] = running;
+                    running = op(running, total);
+                }
+                info.aggregate = running;
+                publish_aggregate(tile_state, tile_groups(info.tile, tiles_per_row), running);
+                arrive_stage(&barriers[at.stage].reduced);
+            }
+        }
+        return;
+    }
+
+    if (warp >= first_scan_warp) {  // scan squad: warp g scans segment g
+        const int g = warp - first_scan_warp;
+        for (;; at.advance(stages)) {
+            wait_stage(&barriers[at.stage].prefixed, at.parity);
+            const StageInfo<Acc> &info = infos[at.stage];
+            if (info.tile < 0) return;
+            int64_t valid;
+            const TileSpan span = stage_span(info, g, valid);
+            const In *segment =
+                reinterpret_cast<const In *>(data + at.stage * stage_bytes + info.shift) + g * Tuning::segment_items<In, Out>;
+            Out *dst = out + span.offset + g * Tuning::segment_items<In, Out>;
+            const bool full = info.shift == 0 && span.valid == tile_items &&
+                              reinterpret_cast<uintptr_t>(out + span.offset) % sizeof(OutVector) == 0;
+            Acc values[Tuning::rows][E], inclusive[Tuning::rows];
+#pragma unroll
+            for (int r = 0; r < Tuning::rows; ++r) {
+                read_row(segment, r, valid, full, values[r]);
+#pragma unroll
+                for (int e = 1; e < E; ++e) values[r][e] = op(values[r][e - 1], values[r][e]);
+            }
+#pragma unroll
+            for (int r = 0; r < Tuning::rows; ++r) inclusive[r] = warp_inclusive_scan(values[r][E - 1], op);
+            Acc running = op(info.prefix, info.segment_prefix[g]);
+#pragma unroll
+            for (int r = 0; r < Tuning::rows; ++r) {
+                Acc lane_prefix = __shfl_up_sync(full_mask, inclusive[r], 1);
+                if (lane == 0) lane_prefix = Op::template identity<Acc>();
+                const Acc before = op(running, lane_prefix);
+                OutVector results;
+#pragma unroll
+                for (int e = 0; e < E; ++e)
+                    results.v[e] = convert<Out>(exclusive ? numpy_sum<Op>(e == 0 ? before : op(before, values[r][e - 1]))
+                                                          : op(before, values[r][e]));
+                const int64_t first = (static_cast<int64_t>(r) * warp_threads + lane) * E;
+                if (full) {
+                    reinterpret_cast<OutVector *>(dst)[r * warp_threads + lane] = results;
+                } else {
+#pragma unroll
+                    for (int e = 0; e < E; ++e)
+                        if (first + e < valid) dst[first + e] = results.v[e];
+                }
+                running = op(running, __shfl_sync(full_mask, inclusive[r], warp_threads - 1));
+            }
+            arrive_stage(&barriers[at.stage].free);
+        }
+    }
+
+    // look-back warps: warp k takes ring positions k, k + look_back_warps, ...
+    const int k = warp - 1;
+    for (int j = k;; j += Tuning::look_back_warps) {
+        const int stage = j % stages;
+        wait_stage(&barriers[stage].reduced, static_cast<unsigned>(j / stages) & 1u);
+        StageInfo<Acc> &info = infos[stage];
+        const int tile = info.tile;
+        if (tile >= 0) {
+            const TileSpan span(tile, tiles_per_row, n, tile_items);
+            const Acc prefix =
+                look_back(tile_state, group_state, tile_groups(tile, tiles_per_row), carry.start(span.row), info.aggregate, op);
+            if (lane == 0) {
+                info.prefix = prefix;
+                if (span.t == tiles_per_row - 1) carry.finish(span.row, op(prefix, info.aggregate));
+            }
+        }
+        arrive_stage(&barriers[stage].prefixed);
+        if (tile < 0) return;
+    }
+#else
+    (void)in, (void)out, (void)n, (void)tiles_per_row, (void)tiles, (void)stages, (void)stage_bytes;
+    (void)tile_state, (void)group_state, (void)tile_counter, (void)exclusive, (void)carry;
+#endif
 }
 
 // Rows shorter than a tile: a logical warp of `width` lanes per row, each lane `items` consecutive
@@ -362,20 +716,44 @@ int scan_rows(int device, const In *in, Out *out, int64_t rows, int64_t n, int e
         return 0;
     }
 
-    const int64_t tiles_per_row = ceil_div(n, tile_items);
+    // Hopper and later run the pipelined kernel on long rows, where a ring of its minimum stages fits.
+    using Pipeline = ScanPipelineTuning;
+    const int64_t stage_bytes = round_up(Pipeline::tile_items<In, Out> * static_cast<int64_t>(sizeof(In)) + 16, 128);
+    const auto ring_header = [](int64_t stages) {  // the stages' barriers and infos, as the kernel lays them out
+        return round_up(static_cast<int64_t>(sizeof(StageBarriers) + sizeof(StageInfo<Acc>)) * stages, 128);
+    };
+    const int64_t fit = (max_dynamic_shared_bytes(device) - ring_header(Pipeline::max_stages)) / stage_bytes;
+    const int stages = static_cast<int>(fit < Pipeline::max_stages ? fit : Pipeline::max_stages);
+    const int64_t pipeline_tiles = rows * ceil_div(n, Pipeline::tile_items<In, Out>);
+    const bool pipelined = compute_capability_major(device) >= 9 && stages >= Pipeline::min_stages &&
+                           pipeline_tiles >= static_cast<int64_t>(Pipeline::min_ring_fills) * stages *
+                                                 multiprocessor_count(device);
+    const int64_t tiles_per_row = ceil_div(n, pipelined ? Pipeline::tile_items<In, Out> : tile_items);
     const int64_t tiles = rows * tiles_per_row;
     if (tiles > LaunchLimits::max_grid_x) return fail(err, GP_ERR_INVALID, "array too large for one scan launch");
-    // Workspace: the status of every tile, then of every group of 32 tiles, all zero (tile_invalid)
-    // at launch; the groups' part starts on a 16-byte boundary.
+    // Workspace: the tile counter (pipelined kernel), the status of every tile, then of every group of
+    // 32 tiles, all zero (tile_invalid) at launch; each part starts on a 16-byte boundary.
     const int64_t groups = rows * ceil_div(tiles_per_row, static_cast<int64_t>(warp_threads));
+    constexpr size_t counter_bytes = 16;
     const size_t tile_bytes = (TileState<Acc>::bytes_per_tile() * tiles + 15) / 16 * 16;
-    const size_t bytes = tile_bytes + TileState<Acc>::bytes_per_tile() * groups;
+    const size_t bytes = counter_bytes + tile_bytes + TileState<Acc>::bytes_per_tile() * groups;
     DeviceBuffer workspace;
     if (workspace.allocate(bytes, err)) return -1;
     TileState<Acc> tile_state, group_state;
-    tile_state.bind(workspace.as<void>(), tiles);
-    group_state.bind(workspace.as<char>() + tile_bytes, groups);
+    tile_state.bind(workspace.as<char>() + counter_bytes, tiles);
+    group_state.bind(workspace.as<char>() + counter_bytes + tile_bytes, groups);
     GP_CUDA_TRY(cudaMemsetAsync(workspace.as<void>(), 0, bytes, stream), err, "cudaMemsetAsync");
+    if (pipelined) {
+        const auto kernel = scan_pipeline_kernel<Op, In, Acc, Out>;
+        const size_t shared = static_cast<size_t>(ring_header(stages) + stages * stage_bytes);
+        unsigned blocks = 0;
+        if (launch_persistent(device, kernel, dim3(Pipeline::threads), shared, tiles, err, blocks)) return -1;
+        kernel<<<blocks, Pipeline::threads, shared, stream>>>(in, out, n, tiles_per_row, static_cast<int>(tiles),
+                                                              stages, stage_bytes, tile_state, group_state,
+                                                              workspace.as<int>(), exclusive, carry);
+        GP_CHECK_LAUNCH(err, "scan_pipeline_kernel");
+        return 0;
+    }
     scan_tiles_kernel<Op, In, Acc, Out><<<static_cast<unsigned>(tiles), threads, 0, stream>>>(
         in, out, n, tiles_per_row, tile_state, group_state, exclusive, carry);
     GP_CHECK_LAUNCH(err, "scan_tiles_kernel");
