@@ -73,6 +73,8 @@ struct ScanPipelineTuning {
     static constexpr int64_t segment_items = static_cast<int64_t>(rows) * 32 * lane_items<In, Out>;
     template <class In, class Out> static constexpr int64_t tile_items = segments * segment_items<In, Out>;
 };
+static_assert(ScanPipelineTuning::segments % ScanPipelineTuning::reduce_warps == 0,
+              "every reduce warp takes whole segments");
 
 namespace {
 
@@ -344,25 +346,15 @@ struct TileSpan {
     }
 };
 
+// The kernel's device helpers, compiled only where the kernel has a body (sm_90 and later).
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
 __device__ __forceinline__ void wait_stage(uint64_t *barrier, unsigned parity)
 {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     while (!cuda::ptx::mbarrier_try_wait_parity(barrier, parity)) {
     }
-#else
-    (void)barrier;
-    (void)parity;
-#endif
 }
 
-__device__ __forceinline__ void arrive_stage(uint64_t *barrier)
-{
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    (void)cuda::ptx::mbarrier_arrive(barrier);
-#else
-    (void)barrier;
-#endif
-}
+__device__ __forceinline__ void arrive_stage(uint64_t *barrier) { (void)cuda::ptx::mbarrier_arrive(barrier); }
 
 // A barrier among the `threads` threads of one squad (ids above 0: __syncthreads uses 0).
 __device__ __forceinline__ void squad_sync(int id, int threads)
@@ -382,6 +374,7 @@ struct RingPosition {
         }
     }
 };
+#endif
 
 // The E elements of a lane (a 16-byte vector of the wider type) as raw storage of one access.
 template <class T, int E> struct alignas(E * sizeof(T)) LaneVector {
