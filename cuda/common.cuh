@@ -242,8 +242,6 @@ __device__ __forceinline__ void wait_async_copies()
 struct LaunchLimits {
     static constexpr int64_t max_grid_x = INT_MAX;  // blocks along x
     static constexpr int64_t max_grid_y = 65535;    // blocks along y
-    // Dynamic shared memory a kernel gets without opting in (cudaFuncAttributeMaxDynamicSharedMemorySize).
-    static constexpr size_t default_dynamic_shared_bytes = 48 * 1024;
     // Threads an SM holds on the architecture being compiled: 1024 on Turing, 1536 on sm_86,
     // sm_89 and sm_12x, 2048 elsewhere (the host pass has no __CUDA_ARCH__ and no use for it).
 #if !defined(__CUDA_ARCH__) || (__CUDA_ARCH__ != 750 && __CUDA_ARCH__ != 860 && __CUDA_ARCH__ != 890 && __CUDA_ARCH__ < 1200)
@@ -264,26 +262,17 @@ struct LaunchLimits {
 __host__ __device__ constexpr int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 __host__ __device__ constexpr int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
 
-// Persistent grid: as many blocks of `kernel` as fit on the device at once, no more than there are
-// tiles.  Above the default limit the kernel opts in to `shared` bytes of dynamic shared memory.  The
-// limit is one per kernel for the whole process while host threads launch it at once with different
-// sizes, so every thread sets the same value, the device's own limit: a smaller one set by one thread
-// could fail another's larger launch.
+// Persistent grid: as many blocks of `kernel` as fit on the device at once (blocks_per_sm), no more
+// than there are tiles.
 template <class Kernel>
 int launch_persistent(int device, Kernel kernel, dim3 threads, size_t shared, int64_t tiles, gp_error *err,
                       unsigned &blocks)
 {
-    if (shared > LaunchLimits::default_dynamic_shared_bytes) {
-        const int limit = max_dynamic_shared_bytes(device);
-        if (shared > static_cast<size_t>(limit))
-            return fail(err, GP_ERR_INVALID, "a tile needs more shared memory than the device has");
-        GP_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, limit), err,
-                    "cudaFuncSetAttribute");
-    }
     int per_sm = 0;
-    GP_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads.x * threads.y, shared),
-                err, "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
-    const int64_t resident = static_cast<int64_t>(multiprocessor_count(device)) * (per_sm > 0 ? per_sm : 1);
+    if (blocks_per_sm(device, reinterpret_cast<const void *>(kernel), static_cast<int>(threads.x * threads.y), shared,
+                      err, per_sm))
+        return -1;
+    const int64_t resident = static_cast<int64_t>(multiprocessor_count(device)) * per_sm;
     blocks = static_cast<unsigned>(tiles < resident ? tiles : resident);
     return 0;
 }

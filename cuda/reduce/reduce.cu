@@ -46,7 +46,7 @@ int reduce_rows(int device, Op op, const In *in, Out *out, int64_t rows, int64_t
     // Share rows among blocks until the whole device is busy a few times over (so faster SMs take
     // more blocks), never below a few vectors per thread.
     const int64_t device_blocks = static_cast<int64_t>(multiprocessor_count(device)) *
-                                  resident_blocks_per_sm(reduce_rows_kernel<Op, In, Acc, Acc>) *
+                                  resident_blocks_per_sm(device, reduce_rows_kernel<Op, In, Acc, Acc>) *
                                   ReduceTuning::oversubscription;
     int64_t per_row = ceil_div(device_blocks, rows);
     const int64_t min_chunk = static_cast<int64_t>(threads) * std::max(Vec16<In>::size, 1) * ReduceTuning::unroll;
@@ -74,7 +74,7 @@ int reduce_columns(int device, Op op, const In *in, Out *out, int64_t outer, int
 {
     const cudaStream_t stream = work_stream();
     const ColumnGrid geometry =
-        column_grid(device, resident_blocks_per_sm(reduce_columns_kernel<Op, In, Acc, Acc>), outer, n, inner);
+        column_grid(device, resident_blocks_per_sm(device, reduce_columns_kernel<Op, In, Acc, Acc>), outer, n, inner);
     if (geometry.chunks == 1) {
         reduce_columns_kernel<Op, In, Acc, Out>
             <<<geometry.grid, ReduceTuning::threads, 0, stream>>>(in, out, outer, n, inner, n, base, op);

@@ -167,15 +167,14 @@ reduce_columns_kernel(const In *in, Out *out, int64_t outer, int64_t n, int64_t 
     }
 }
 
-// Blocks of `kernel` (ReduceTuning::threads each) that one SM holds at once (1 where the query fails).
-template <class Kernel> int resident_blocks_per_sm(Kernel kernel)
+// Blocks of `kernel` (ReduceTuning::threads each) that one SM of `device` holds at once (1 where the
+// query fails: the launch is then sized for fewer blocks, still correct).
+template <class Kernel> int resident_blocks_per_sm(int device, Kernel kernel)
 {
-    int blocks = 0;
-    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, ReduceTuning::threads, 0) != cudaSuccess ||
-        blocks < 1) {
-        cudaGetLastError();
+    gp_error ignored;
+    int blocks = 1;
+    if (blocks_per_sm(device, reinterpret_cast<const void *>(kernel), ReduceTuning::threads, 0, &ignored, blocks))
         blocks = 1;
-    }
     return blocks;
 }
 

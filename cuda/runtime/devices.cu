@@ -95,6 +95,30 @@ int max_dynamic_shared_bytes(int device) { return device_state(device).max_dynam
 
 int compute_capability_major(int device) { return device_state(device).compute_major; }
 
+int blocks_per_sm(int device, const void *kernel, int threads, size_t shared, gp_error *err, int &blocks)
+{
+    DeviceState &state = device_state(device);
+    const auto key = std::make_tuple(kernel, threads, shared);
+    std::lock_guard<std::mutex> lock(state.occupancy_mutex);
+    const auto known = state.occupancy.find(key);
+    if (known != state.occupancy.end()) {
+        blocks = known->second;
+        return 0;
+    }
+    if (shared > default_dynamic_shared_bytes) {
+        if (shared > static_cast<size_t>(state.max_dynamic_shared))
+            return fail(err, GP_ERR_INVALID, "a tile needs more shared memory than the device has");
+        GP_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, state.max_dynamic_shared),
+                    err, "cudaFuncSetAttribute");
+    }
+    int per_sm = 0;
+    GP_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, shared), err,
+                "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
+    blocks = per_sm > 0 ? per_sm : 1;
+    state.occupancy.emplace(key, blocks);
+    return 0;
+}
+
 }  // namespace gp
 
 extern "C" int gp_cuda_device_count(gp_error *err)

@@ -8,7 +8,9 @@
 #include <cuda_runtime.h>
 
 #include <cstddef>
+#include <map>
 #include <mutex>
+#include <tuple>
 
 #include "contract/gp_error.h"
 
@@ -37,6 +39,9 @@ struct DeviceState {
     cudaError_t pool_error = cudaSuccess;  // why pool is null; reported by every allocation
     std::once_flag engine_once;           // the engine creates its state once, on the first streamed call
     EngineState *engine = nullptr;
+    // blocks_per_sm()'s answers by (kernel, threads, dynamic shared bytes), under occupancy_mutex
+    std::mutex occupancy_mutex;
+    std::map<std::tuple<const void *, int, size_t>, int> occupancy;
     std::once_flag created;               // the fields above are set once, under this flag
 };
 
@@ -51,6 +56,15 @@ int multiprocessor_count(int device);
 int max_dynamic_shared_bytes(int device);
 // The compute capability's major version of a device use_device has accepted (0 if unknown).
 int compute_capability_major(int device);
+// Dynamic shared memory a kernel gets without opting in (cudaFuncAttributeMaxDynamicSharedMemorySize).
+constexpr size_t default_dynamic_shared_bytes = 48 * 1024;
+// The blocks of `kernel` (`threads` each, `shared` bytes of dynamic shared memory) that one SM of
+// `device` (current) holds at once, at least 1.  Asked of the runtime once per kernel, size and device,
+// then kept: the query took microseconds of host time on every launch, time the GPU waited for in a
+// call on an idle stream.  A kernel that needs more than the default dynamic limit is first opted in
+// to the device's whole limit (one value for every caller: a smaller one set by one host thread
+// could fail another's larger launch).
+int blocks_per_sm(int device, const void *kernel, int threads, size_t shared, gp_error *err, int &blocks);
 
 // ---- the work stream (stream.cu) ---------------------------------------------------------------------
 

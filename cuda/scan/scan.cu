@@ -760,7 +760,7 @@ int scan_columns(int device, const In *in, Out *out, int64_t outer, int64_t n, i
     constexpr int threads = ReduceTuning::threads;
     const cudaStream_t stream = work_stream();
     const ColumnGrid geometry =
-        column_grid(device, resident_blocks_per_sm(scan_columns_kernel<Op, In, Acc, Out>), outer, n, inner);
+        column_grid(device, resident_blocks_per_sm(device, scan_columns_kernel<Op, In, Acc, Out>), outer, n, inner);
     if (geometry.chunks == 1) {
         scan_columns_kernel<Op, In, Acc, Out><<<geometry.grid, threads, 0, stream>>>(
             in, out, outer, n, inner, n, carry.in, exclusive, carry.out);
