@@ -50,19 +50,21 @@ struct ScanTuning {
 // Tuning constants of the pipelined tile scan (scan_pipeline_kernel, Hopper and later).  One block
 // per SM keeps a ring of tiles in shared memory; its warps split the work by role (load, reduce,
 // look back, scan), so the loads of later tiles go on while earlier tiles wait for their prefixes.
-// Set on an H100 (lab harness, one process, float32 2^28 x memcpy; the tile kernel 0.84x, CUB
-// 0.81x): 32 KB tiles in 6 stages 0.89x; 16 KB in 12 stages 0.78-0.79x; 48 KB in 4 stages 0.85x;
-// 64 KB in 3 stages 0.78x.  4 look-back warps instead of 2: no better.
+// Set on H100s (lab harness, one process, float32 2^28 x memcpy; the tile kernel 0.84x, CUB
+// 0.81x): 36 KB tiles in 6 stages (the ring 216 KB of the 227 KB opt-in) 0.905-0.920x; 32 KB in
+// 6 stages 0.888-0.896x, in 7 stages 0.900x; 16 KB in 12 stages 0.78-0.79x; 48 KB in 4 stages
+// 0.85x; 64 KB in 3 stages 0.78x.  On an H200, 36 KB x 6 0.823-0.826x against 32 KB x 6
+// 0.795-0.803x.  3 or 4 look-back warps instead of 2: no better.
 struct ScanPipelineTuning {
     static constexpr int segments = 8;         // a tile is this many segments, one per scan warp
-    static constexpr int rows = 8;             // 16-byte lane vectors per lane and segment
+    static constexpr int rows = 9;             // 16-byte lane vectors per lane and segment
     static constexpr int reduce_warps = 4;     // each reduces segments / reduce_warps segments
     static constexpr int look_back_warps = 2;  // tiles whose look-backs wait at once
-    static constexpr int max_stages = 6;       // tiles in the ring (32 KB each for 4-byte scans)
+    static constexpr int max_stages = 6;       // tiles in the ring (36 KB each for 4-byte scans)
     static constexpr int min_stages = look_back_warps + 2;
     // The tile kernel stays faster until the rings fill a few times over (float32 x memcpy, tile
     // kernel / pipelined: 2^24 0.80 / 0.78, 2^26 0.81 / 0.87): the pipelined kernel runs from
-    // min_ring_fills * stages * SMs tiles (2^24.6 float32 elements on an H100).
+    // min_ring_fills * stages * SMs tiles (2^24.8 float32 elements on an H100).
     static constexpr int min_ring_fills = 4;
     static constexpr int warps = 1 + look_back_warps + reduce_warps + segments;
     static constexpr int threads = warps * 32;
