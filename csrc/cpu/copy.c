@@ -10,9 +10,6 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
 
 #include "contract/copy_layout.h"
 #include "cpu/cpu_backend.h"
@@ -24,7 +21,6 @@
 enum { CPU_TILE_EDGE = 32 };
 enum { STRIP = 64 };          /* tile-axis elements per task of a transpose (the kernels' macro tile) */
 enum { ROW_CHUNK = 16384 };   /* elements per task of a row copy */
-enum { BOUNCE_BYTES = 4096 };  /* a streaming gather's row pieces pass through this much of L1 */
 
 /* Typed loops for each element size.  rows: out[i] = in[i * step].  tiles: the plane
  * out[p * dst_p + q] = in[p * src_p + q * src_q], p < extent_p, q < extent_q, tile by tile. */
@@ -65,52 +61,6 @@ static void copy_row(const void *in, void *out, int64_t length, int64_t step, in
     case 2: copy_row_uint16_t(in, out, length, step); break;
     case 4: copy_row_uint32_t(in, out, length, step); break;
     default: copy_row_uint64_t(in, out, length, step); break;
-    }
-}
-
-/* memcpy through non-temporal stores where the CPU has them (x86-64: 16-byte ones from out's first
- * 16-byte boundary, the ends by memcpy).  They write whole lines without reading them into the
- * cache first: for a destination no CPU reads again soon, one memory pass instead of two. */
-static void stream_bytes(char *out, const char *in, int64_t bytes)
-{
-#if defined(__SSE2__)
-    const int64_t head = (int64_t)((16 - (uintptr_t)out % 16) % 16);
-    if (bytes <= head) {
-        memcpy(out, in, (size_t)bytes);
-        return;
-    }
-    memcpy(out, in, (size_t)head);
-    int64_t i = head;
-    for (; i + 16 <= bytes; i += 16)
-        _mm_stream_si128((__m128i *)(void *)(out + i), _mm_loadu_si128((const __m128i *)(const void *)(in + i)));
-    memcpy(out + i, in + i, (size_t)(bytes - i));
-#else
-    memcpy(out, in, (size_t)bytes);
-#endif
-}
-
-/* Orders the thread's non-temporal stores before whatever it does next (its completion signal). */
-static void stream_fence(void)
-{
-#if defined(__SSE2__)
-    _mm_sfence();
-#endif
-}
-
-/* copy_row into memory written by stream_bytes: a contiguous row directly, any other through an
- * L1-resident bounce buffer. */
-static void stream_row(const char *in, char *out, int64_t length, int64_t step, int64_t size)
-{
-    if (step == 1) {
-        stream_bytes(out, in, length * size);
-        return;
-    }
-    _Alignas(64) char bounce[BOUNCE_BYTES];
-    const int64_t per_bounce = BOUNCE_BYTES / size;
-    for (int64_t done = 0; done < length; done += per_bounce) {
-        const int64_t count = length - done < per_bounce ? length - done : per_bounce;
-        copy_row(in + done * step * size, bounce, count, step, size);
-        stream_bytes(out + done * size, bounce, count * size);
     }
 }
 
@@ -180,8 +130,7 @@ static void copy_range(void *ctx, int64_t first, int64_t last)
     for (int64_t task = first; task < last; ++task) copy_task(ctx, task);
 }
 
-/* gp_cpu_gather, its stores non-temporal when `streaming` (stream_row). */
-static void gather(const gp_copy_args *view, const char *in, int64_t first, int64_t count, char *out, int streaming)
+void gp_cpu_gather(const gp_copy_args *view, const char *in, int64_t first, int64_t count, void *out)
 {
     const int last = view->ndim - 1;
     const int64_t size = view->elem_size;
@@ -195,8 +144,7 @@ static void gather(const gp_copy_args *view, const char *in, int64_t first, int6
     while (count > 0) {
         const int64_t run = view->shape[last] - index[last] < count ? view->shape[last] - index[last] : count;
         const char *from = in + offset * size;
-        if (streaming) stream_row(from, to, run, view->strides[last], size);
-        else copy_row(from, to, run, view->strides[last], size);
+        copy_row(from, to, run, view->strides[last], size);
         to += run * size;
         count -= run;
         offset += (run - 1) * view->strides[last]; /* at the run's last element; step to the next */
@@ -210,23 +158,6 @@ static void gather(const gp_copy_args *view, const char *in, int64_t first, int6
             index[d] = 0;
         }
     }
-}
-
-void gp_cpu_gather(const gp_copy_args *view, const char *in, int64_t first, int64_t count, void *out)
-{
-    gather(view, in, first, count, out, 0);
-}
-
-void gp_cpu_gather_streaming(const gp_copy_args *view, const char *in, int64_t first, int64_t count, void *out)
-{
-    gather(view, in, first, count, out, 1);
-    stream_fence();
-}
-
-void gp_cpu_copy_streaming(void *out, const void *in, int64_t bytes)
-{
-    stream_bytes(out, in, bytes);
-    stream_fence();
 }
 
 char *gp_cpu_piece_buffer(const gp_copy_args *view, atomic_int *out_of_memory)

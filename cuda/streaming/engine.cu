@@ -18,6 +18,7 @@
 // stream-ordered release may be pending).
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <deque>
 #include <mutex>
 #include <utility>
@@ -116,10 +117,10 @@ void copy_box_part(const HostView &view, const Box &box, char *packed, bool to_p
         const int64_t length = std::min(run - within, end - begin);
         const size_t at = box.run_offset(view, r) + static_cast<size_t>(within);
         if (view.gather != nullptr)  // an input view; parts split at 64 bytes, a multiple of elem
-            gp_cpu_gather_streaming(view.gather, view.data, static_cast<int64_t>(at) / view.elem,
-                                    length / view.elem, packed + begin);
-        else if (to_packed) gp_cpu_copy_streaming(packed + begin, view.data + at, length);
-        else gp_cpu_copy_streaming(view.data + at, packed + begin, length);
+            gp_cpu_gather(view.gather, view.data, static_cast<int64_t>(at) / view.elem, length / view.elem,
+                          packed + begin);
+        else if (to_packed) std::memcpy(packed + begin, view.data + at, static_cast<size_t>(length));
+        else std::memcpy(view.data + at, packed + begin, static_cast<size_t>(length));
         begin += length;
     }
 }
