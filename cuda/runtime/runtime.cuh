@@ -60,10 +60,9 @@ int compute_capability_major(int device);
 constexpr size_t default_dynamic_shared_bytes = 48 * 1024;
 // The blocks of `kernel` (`threads` each, `shared` bytes of dynamic shared memory) that one SM of
 // `device` (current) holds at once, at least 1.  Asked of the runtime once per kernel, size and device,
-// then kept: the query took microseconds of host time on every launch, time the GPU waited for in a
-// call on an idle stream.  A kernel that needs more than the default dynamic limit is first opted in
-// to the device's whole limit (one value for every caller: a smaller one set by one host thread
-// could fail another's larger launch).
+// then kept (the query is host work the launches repeated on every call).  A kernel that needs more
+// than the default dynamic limit is first opted in to the device's whole limit (one value for every
+// caller: a smaller one set by one host thread could fail another's larger launch).
 int blocks_per_sm(int device, const void *kernel, int threads, size_t shared, gp_error *err, int &blocks);
 
 // ---- the work stream (stream.cu) ---------------------------------------------------------------------

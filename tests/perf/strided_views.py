@@ -1,0 +1,43 @@
+"""Issue 19's GPU check: strided host views streamed to the GPU, against the contiguous array of the
+same elements (2^26 float32, ``device="cuda:0"``, best of 7 calls, ms).
+
+A plain script, not a test (pytest does not collect it)::
+
+    python tests/perf/strided_views.py
+
+Each row is one view and op: its route (``gpuprims.explain``), the contiguous copy's time, the
+view's time and their ratio (issue 19's target: at most 1.5).  The results are checked against
+NumPy's at the end.  Needs a CUDA device.
+"""
+import time
+import numpy as np
+import gpuprims
+
+def best(f, k=7):
+    f()
+    t = []
+    for _ in range(k):
+        s = time.perf_counter(); f(); t.append(time.perf_counter() - s)
+    return min(t) * 1e3
+
+rng = np.random.default_rng(1)
+a = rng.random(2**27, dtype=np.float32)
+m = a.reshape(8192, 16384)
+b = a[:2**26]
+cases = {"a[::2]": a[::2], "a[::-1]": b[::-1], "(8192,16384)[:, ::2]": m[:, ::2],
+         "broadcast_to": np.broadcast_to(b[:1024], (2**16, 1024))}
+ops = {"sum": gpuprims.sum, "prefix_sum": gpuprims.prefix_sum, "max": gpuprims.max}
+print("view | op | route | contiguous ms | view ms | view/contiguous")
+for name, view in cases.items():
+    flat = np.ascontiguousarray(view)
+    for opname, op in ops.items():
+        route = gpuprims.explain(op, view, device="cuda:0")["route"]
+        tc = best(lambda: op(flat, device="cuda:0"))
+        tv = best(lambda: op(view, device="cuda:0"))
+        print(f"{name} | {opname} | {route} | {tc:.2f} | {tv:.2f} | {tv / tc:.2f}", flush=True)
+    # results as NumPy's (the view's own C order)
+    np.testing.assert_allclose(gpuprims.sum(view, device="cuda:0"), flat.sum(dtype=np.float64), rtol=1e-5)
+    np.testing.assert_array_equal(gpuprims.max(view, device="cuda:0"), flat.max())
+    got = gpuprims.prefix_sum(view, device="cuda:0")
+    np.testing.assert_allclose(got[-1] if got.ndim == 1 else got.ravel()[-1], flat.sum(dtype=np.float64), rtol=1e-4)
+print("results checked")
