@@ -69,6 +69,7 @@ class Plan(TypedDict):
     out_bytes: int
     input_pinned: bool
     result_pinned: bool
+    result_touched: bool
     cpu_us: Optional[float]
     cuda_us: Optional[float]
 

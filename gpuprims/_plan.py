@@ -192,7 +192,8 @@ class Plan:
         """The planner's decision: route, device, bytes moved, pinning, cost estimates."""
         if self.entry is None:
             return {"primitive": None, "route": "numpy", "device": "cpu", "in_bytes": 0, "out_bytes": 0,
-                    "input_pinned": False, "result_pinned": False, "cpu_us": None, "cuda_us": None}
+                    "input_pinned": False, "result_pinned": False, "result_touched": False, "cpu_us": None,
+                    "cuda_us": None}
         return self._call(_DESCRIBE)
 
     def tiles(self):
@@ -266,7 +267,9 @@ def explain(function, *args, **kwargs):
         ``route``: ``"cpu"`` (the CPU backend), ``"cuda"`` (one copy each way), ``"cuda-streamed"``
         (tiles through pinned buffers), ``"cuda-resident"`` (device-resident data) or ``"numpy"``;
         ``device`` (``"cpu"`` or ``"cuda:N"``); ``in_bytes`` and ``out_bytes`` (what the call reads
-        and writes); ``input_pinned`` and ``result_pinned``; ``cpu_us`` and ``cuda_us``, the cost
+        and writes); ``input_pinned`` and ``result_pinned``; ``result_touched`` (a new result
+        large enough to come in fresh pages has them faulted in by all the host threads before the
+        call writes it); ``cpu_us`` and ``cuda_us``, the cost
         model's estimates in microseconds when it chose the route (``device=None`` on host data
         with a usable GPU), else None.  When the CPU wins even against a pinned input, ``cuda_us``
         is that estimate: the planner does not ask whether the input is pinned.

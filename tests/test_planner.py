@@ -12,7 +12,7 @@ cuda = pytest.mark.skipif(not gpuprims.cuda_available(), reason="CUDA not availa
 cuda_build = pytest.mark.skipif(not gpuprims.build_info()["cuda"], reason="CPU-only build")
 
 EXPLAIN_KEYS = {"function", "primitive", "route", "device", "in_bytes", "out_bytes", "input_pinned",
-                "result_pinned", "cpu_us", "cuda_us"}
+                "result_pinned", "result_touched", "cpu_us", "cuda_us"}
 
 
 @pytest.fixture(autouse=True)
@@ -134,6 +134,35 @@ def test_large_cpu_results_pay_their_fresh_pages(monkeypatch):
         extra = cpu_us(n, "scan.cpu_fresh_gbps=2") - cpu_us(n, "scan.cpu_fresh_gbps=0")
         assert extra == pytest.approx(4 * n / 2e3 if fresh else 0.0, abs=1e-6)
     assert cpu_us(1000, "fresh_min_bytes=0,scan.cpu_fresh_gbps=2") > cpu_us(1000, "scan.cpu_fresh_gbps=2") + 1.9
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_large_new_results_are_touched_first_and_written_whole(rng, threads):
+    """A new host result of fresh_min_bytes (32 MiB) and more has its pages faulted in by every pool
+    thread before the backend writes it (result_touched); smaller results are written as they
+    are.  The touch writes zeros, which these positive results never hold, so
+    an element the backend then missed would show."""
+    n = (1 << 23) + 5  # float32: just over 32 MiB, not a whole number of pages or huge pages
+    a = rng.uniform(0.5, 1.0, n).astype(np.float32)
+    image = rng.uniform(0.5, 1.0, (4097, 2051)).astype(np.float32)  # 32.1 MiB
+    taps = np.array([0.25, 0.5, 0.25], np.float32)
+    calls = [(gpuprims.prefix_sum, (a,)), (gpuprims.transpose, (image,)), (gpuprims.convolve, (a, taps))]
+    default = gpuprims.get_num_threads()
+    try:
+        gpuprims.set_num_threads(threads)
+        for function, args in calls:
+            assert gpuprims.explain(function, *args, device="cpu")["result_touched"], function.__name__
+        assert not gpuprims.explain(gpuprims.prefix_sum, a[: 1 << 22], device="cpu")["result_touched"]
+        assert not gpuprims.explain(gpuprims.sum, a, device="cpu")["result_touched"]
+        got = gpuprims.prefix_sum(a, device="cpu")
+        assert got.min() > 0
+        check_scan(a, got)
+        assert np.array_equal(gpuprims.transpose(image, device="cpu"), image.T)
+        convolved = gpuprims.convolve(a, taps, device="cpu")
+        assert convolved.min() > 0
+        np.testing.assert_allclose(convolved, np.convolve(a, taps), rtol=1e-5)
+    finally:
+        gpuprims.set_num_threads(default)
 
 
 @cuda

@@ -35,6 +35,8 @@ typedef struct {
     int device;                 /* the CUDA device of the GPU routes */
     int input_pinned;           /* a host input in page-locked memory (asked only where it matters) */
     int result_pinned;          /* a host result in one of gpuprims' cached pinned blocks */
+    int touch_result;           /* a new pageable host result whose pages are faulted in on every pool
+                                 * thread before the run (csrc/parallel/first_touch.h) */
     size_t in_bytes, out_bytes; /* what the call reads (the span of a strided input) and writes */
     size_t in_offset;           /* bytes from the start of the input's span to call->in */
     double cpu_us, cuda_us;     /* the cost model's estimates, when it chose the route (else 0) */

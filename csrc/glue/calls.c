@@ -144,11 +144,12 @@ static PyObject *describe(const gp_call *call, const gp_plan *plan)
     PyObject *cuda_us = estimated ? PyFloat_FromDouble(plan->cuda_us) : Py_None;
     PyObject *result = NULL;
     if (device && cpu_us && cuda_us)
-        result = Py_BuildValue("{s:s,s:s,s:O,s:n,s:n,s:O,s:O,s:O,s:O}", "primitive", gp_primitive_name(call->primitive),
-                               "route", gp_route_name(plan->route), "device", device, "in_bytes",
-                               (Py_ssize_t)plan->in_bytes, "out_bytes", (Py_ssize_t)plan->out_bytes, "input_pinned",
-                               plan->input_pinned ? Py_True : Py_False, "result_pinned",
-                               plan->result_pinned ? Py_True : Py_False, "cpu_us", cpu_us, "cuda_us", cuda_us);
+        result = Py_BuildValue("{s:s,s:s,s:O,s:n,s:n,s:O,s:O,s:O,s:O,s:O}", "primitive",
+                               gp_primitive_name(call->primitive), "route", gp_route_name(plan->route), "device",
+                               device, "in_bytes", (Py_ssize_t)plan->in_bytes, "out_bytes",
+                               (Py_ssize_t)plan->out_bytes, "input_pinned", plan->input_pinned ? Py_True : Py_False,
+                               "result_pinned", plan->result_pinned ? Py_True : Py_False, "result_touched",
+                               plan->touch_result ? Py_True : Py_False, "cpu_us", cpu_us, "cuda_us", cuda_us);
     Py_XDECREF(device);
     Py_XDECREF(cpu_us);
     Py_XDECREF(cuda_us);

@@ -14,11 +14,6 @@
 static const double h2d_gbps = 11.05, d2h_gbps = 8.72, pinned_gbps = 54.8, stream_fixed_us = 446.0,
                     stream_gbps = 47.0;
 
-/* glibc's malloc reuses freed blocks below its largest mmap threshold (32 MiB on 64-bit Linux) and
- * maps larger ones afresh, so every large result's pages fault in as they are first written: on the
- * H100 machine a CPU prefix_sum of 2^22 float32 (16 MiB out) takes 0.21 ms, of 2^24 (64 MiB) 5.1 ms. */
-static const double fresh_min_bytes = 32.0 * 1024 * 1024;
-
 /* A constant's name and where it lives: in gp_costs (shared) or in gp_primitive_costs. */
 typedef struct {
     const char *name;
@@ -112,7 +107,7 @@ int gp_costs_current(gp_costs *costs, const char *setting, gp_error *err)
     costs->pinned_gbps = pinned_gbps;
     costs->stream_fixed_us = stream_fixed_us;
     costs->stream_gbps = stream_gbps;
-    costs->fresh_min_bytes = fresh_min_bytes;
+    costs->fresh_min_bytes = (double)GP_FRESH_MIN_BYTES;
     for (const char *item = setting; item != NULL && *item != '\0';) {
         const char *comma = strchr(item, ',');
         const char *text = item;
@@ -127,12 +122,19 @@ int gp_costs_current(gp_costs *costs, const char *setting, gp_error *err)
 /* Microseconds to move `bytes` at `gbps` bytes per ns (nothing at a rate of 0: not counted). */
 static double transfer_us(double bytes, double gbps) { return gbps > 0.0 ? bytes / gbps / 1e3 : 0.0; }
 
+/* Microseconds of faulting in a new pageable result's fresh pages, on either route (the host threads
+ * do it first: gp_plan's touch_result). */
+static double fresh_pages_us(const gp_costs *costs, gp_primitive primitive, const gp_traffic *t)
+{
+    const double fresh_bytes = (double)t->out_bytes >= costs->fresh_min_bytes ? (double)t->out_bytes : 0.0;
+    return transfer_us(fresh_bytes, costs->primitive[primitive].cpu_fresh_gbps);
+}
+
 double gp_cost_cpu_us(const gp_costs *costs, gp_primitive primitive, const gp_traffic *t)
 {
     const gp_primitive_costs *c = &costs->primitive[primitive];
-    const double fresh_bytes = (double)t->out_bytes >= costs->fresh_min_bytes ? (double)t->out_bytes : 0.0;
     return c->cpu_fixed_us + transfer_us((double)t->in_bytes + (double)t->out_bytes, c->cpu_gbps) +
-           transfer_us(t->macs, c->cpu_gmacs) + transfer_us(fresh_bytes, c->cpu_fresh_gbps);
+           transfer_us(t->macs, c->cpu_gmacs) + fresh_pages_us(costs, primitive, t);
 }
 
 double gp_cost_cuda_us(const gp_costs *costs, gp_primitive primitive, const gp_traffic *t, gp_route route,
@@ -143,7 +145,8 @@ double gp_cost_cuda_us(const gp_costs *costs, gp_primitive primitive, const gp_t
     if (route == GP_ROUTE_STREAMED) {
         const double in = transfer_us((double)t->in_bytes, input_pinned ? costs->pinned_gbps : costs->stream_gbps);
         const double out = transfer_us((double)t->out_bytes, result_pinned ? costs->pinned_gbps : costs->stream_gbps);
-        return costs->stream_fixed_us + (in > out ? in : out) + compute;
+        const double fresh = result_pinned ? 0.0 : fresh_pages_us(costs, primitive, t);
+        return costs->stream_fixed_us + (in > out ? in : out) + compute + fresh;
     }
     return c->cuda_fixed_us + transfer_us((double)t->in_bytes, input_pinned ? costs->pinned_gbps : costs->h2d_gbps) +
            transfer_us((double)t->out_bytes, costs->d2h_gbps) + compute;

@@ -8,6 +8,12 @@
 #include "contract/gp_plan.h"
 #include "planner/primitives.h"
 
+/* glibc's malloc reuses freed blocks below its largest mmap threshold (32 MiB on 64-bit Linux) and
+ * maps larger ones afresh, so every larger result's pages fault in when first written: on the H100
+ * machine a CPU prefix_sum of 2^22 float32 (16 MiB out) took 0.21 ms, of 2^24 (64 MiB) 5.1 ms.  The
+ * default of fresh_min_bytes, and where the planner has such results touched first. */
+#define GP_FRESH_MIN_BYTES ((size_t)32 << 20)
+
 typedef struct {
     gp_primitive_costs primitive[GP_NUM_PRIMITIVES];
     double h2d_gbps, d2h_gbps; /* the short path's copies from and to pageable memory, bytes per ns */

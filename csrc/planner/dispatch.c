@@ -2,6 +2,7 @@
 #define _POSIX_C_SOURCE 199309L /* clock_gettime */
 #include <time.h>
 
+#include "parallel/first_touch.h"
 #include "planner/planner.h"
 #include "planner/primitives.h"
 #ifndef GPUPRIMS_NO_CUDA
@@ -34,6 +35,7 @@ int gp_run_call(const gp_call *call, const gp_plan *plan, float *times_ms, gp_er
         for (int r = 0; r < plan->repeats; ++r) times_ms[r] = 0.0f;
         return 0;
     }
+    if (plan->touch_result) gp_first_touch(call->out, plan->out_bytes);
     if (plan->route == GP_ROUTE_CPU) return run_on_cpu(call, plan, times_ms, err);
 #ifdef GPUPRIMS_NO_CUDA
     return gp_fail(err, GP_ERR_INVALID, "gpuprims was built without CUDA support");

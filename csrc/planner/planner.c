@@ -129,6 +129,29 @@ static int plan_gpu(const gp_call *call, const gp_primitive_row *row, const gp_t
 
 #endif
 
+/* Whether the result the glue allocates (no `out` given) in pageable memory is large enough to come
+ * in fresh pages, which are then faulted in on every pool thread before a host backend writes it
+ * (the CPU backend, or the streamed route's copy threads). */
+static int touches_result(const gp_call *call, const gp_plan *plan)
+{
+    return plan->repeats == 0 && call->out == NULL && !plan->result_pinned && plan->out_bytes >= GP_FRESH_MIN_BYTES &&
+           (plan->route == GP_ROUTE_CPU || plan->route == GP_ROUTE_STREAMED);
+}
+
+/* The route, then what follows from it. */
+static int plan_host_call(const gp_call *call, const gp_primitive_row *row, const gp_traffic *t, int device,
+                          const gp_environment *env, gp_plan *plan, gp_error *err)
+{
+    if (device == GP_DEVICE_AUTO && !cuda_usable()) device = GP_DEVICE_CPU;
+    if (device != GP_DEVICE_CPU) {
+        if (plan_gpu(call, row, t, device, env, plan, err)) return -1;
+    } else if (row->cpu == NULL) {
+        return gp_fail(err, GP_ERR_INVALID, "this primitive runs on device data only");
+    }
+    plan->touch_result = touches_result(call, plan);
+    return 0;
+}
+
 int gp_plan_call(const gp_call *call, int device, int resident, int repeats, const gp_environment *env, gp_plan *plan,
                  gp_error *err)
 {
@@ -152,9 +175,7 @@ int gp_plan_call(const gp_call *call, int device, int resident, int repeats, con
         plan->device = device;
         return 0;
     }
-    if (device == GP_DEVICE_AUTO && !cuda_usable()) device = GP_DEVICE_CPU;
-    if (device != GP_DEVICE_CPU) return plan_gpu(call, row, &t, device, env, plan, err);
-    return row->cpu ? 0 : gp_fail(err, GP_ERR_INVALID, "this primitive runs on device data only");
+    return plan_host_call(call, row, &t, device, env, plan, err);
 }
 
 const char *gp_primitive_name(gp_primitive primitive)

@@ -21,8 +21,9 @@ typedef struct {
     double cpu_fixed_us;     /* the CPU backend's time for a tiny call, the Python layer included */
     double cpu_gbps;         /* bytes the CPU backend reads and writes per ns */
     double cpu_gmacs;        /* multiply-adds the CPU backend does per ns (0: none counted) */
-    double cpu_fresh_gbps;   /* bytes of a large result's fresh pages the CPU backend touches first per ns
-                              * (from fresh_min_bytes, costs.h; 0: none counted) */
+    double cpu_fresh_gbps;   /* bytes per ns of a large new result's fresh pages, which the host threads
+                              * fault in before either route writes it (from fresh_min_bytes, costs.h;
+                              * 0: none counted) */
     double cuda_fixed_us;    /* the GPU short path's time for a tiny call: allocation, copies, launches, wait */
     double cuda_gmacs;       /* multiply-adds the GPU does per ns */
     double stream_min_bytes; /* host inputs from this size stream on the GPU (GPUPRIMS_STREAM_MIN_BYTES) */
