@@ -139,9 +139,9 @@ def test_large_cpu_results_pay_their_fresh_pages(monkeypatch):
 @pytest.mark.parametrize("threads", [1, 2, 3])
 def test_large_new_results_are_touched_first_and_written_whole(rng, threads):
     """A new host result of fresh_min_bytes (32 MiB) and more has its pages faulted in by every pool
-    thread before the backend writes it (result_touched); smaller results are written as they
-    are.  The touch writes zeros, which these positive results never hold, so
-    an element the backend then missed would show."""
+    thread before the backend writes it (result_touched); smaller results are written as they are.
+    The touch writes zeros, which these positive results never hold, so an element the backend then
+    missed would show."""
     n = (1 << 23) + 5  # float32: just over 32 MiB, not a whole number of pages or huge pages
     a = rng.uniform(0.5, 1.0, n).astype(np.float32)
     image = rng.uniform(0.5, 1.0, (4097, 2051)).astype(np.float32)  # 32.1 MiB
