@@ -25,15 +25,19 @@ def _signal(kind, dtype, overflow, invalid):
         getattr(np.add, kind)(np.array(values, dtype))
 
 
-def report(kind, result, source, view, skip_nan=False):
+def report(kind, result, source, view, skip_nan=False, initial=None):
     """Report the errors that made `result`'s non-finite values from `source`, both seen as the
     call's (outer, n, inner) `view` (the result as (outer, 1, inner) for a reduction).  Element by
-    element of the result, with the input it was made of (a scan's: the input up to it): an inf
-    where that input had none is an overflow; a NaN where it had none (or where NaN is skipped, as
-    in nancumsum) is an invalid operation, after an overflow unless that input held an inf."""
+    element of the result, with the input it was made of (a scan's: the input up to it, after its
+    line's value in `initial` when the scan starts from given values): an inf where that input had
+    none is an overflow; a NaN where it had none (or where NaN is skipped, as in nancumsum) is an
+    invalid operation, after an overflow unless that input held an inf."""
     outer, n, inner = view
     out = result.reshape(outer, -1, inner)
     data = source.reshape(outer, n, inner)
+    if initial is not None:  # the initial values as the first input, and as their own result
+        first = np.asarray(initial, np.float64).reshape(outer, 1, inner)
+        data, out = np.concatenate([first, data], axis=1), np.concatenate([first, out], axis=1)
     had_inf = np.isinf(data)
     had_nan = np.zeros_like(had_inf) if skip_nan else np.isnan(data)
     if kind == "accumulate":
@@ -69,7 +73,7 @@ def check_device_result(entry, params, result, source):
         op, _, outer, n, inner, _, skip_nan = params
         kind = "reduce"
     elif entry is _core.scan:
-        _, outer, n, inner, _, op, skip_nan = params
+        _, outer, n, inner, _, op, skip_nan = params[:7]
         kind = "accumulate"
     else:
         return
@@ -81,7 +85,7 @@ def check_device_result(entry, params, result, source):
     with np.errstate(all="ignore"):
         if np.isfinite(_checked_total(result, kind, outer, n, inner)):
             return
-    report(kind, result.get(), source.get(), (outer, n, inner), skip_nan)
+    report(kind, result.get(), source.get(), (outer, n, inner), skip_nan, *params[7:])
 
 
 def _checked_total(result, kind, outer, n, inner):

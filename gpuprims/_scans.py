@@ -90,10 +90,11 @@ class _Scan:
             shape = shape[:self.axis] + (shape[self.axis] + 1,) + shape[self.axis + 1:]
         return shape
 
-    def plan(self, array, index):
+    def plan(self, array, index, initial=None):
         """The plan for `array` on backend device `index` (an empty array: NumPy's zeros).  A
         flattened NumPy array is scanned in its C order as it is (a strided view in place, on the
-        CPU), not reshaped (a copy, for a view)."""
+        CPU), not reshaped (a copy, for a view).  `initial`: None, or the value each line along the
+        axis starts from (see :func:`carried_prefix_sum`)."""
         if self.flatten and array.ndim != 1 and type(array) is not np.ndarray:
             array = array.reshape(-1)
         if array.size == 0:
@@ -110,7 +111,20 @@ class _Scan:
         shape, axis = self.result_shape(array.shape), self.axis
         outer, inner = (1, 1) if len(shape) == 1 else (math.prod(shape[:axis]), math.prod(shape[axis + 1:]))
         params = (self.backend_dtype.num, outer, shape[axis], inner, self.exclusive, self.op, self.skip_nan)
+        if initial is not None:
+            params += (self._initial_values(initial, outer * inner),)
         return Plan(_core.scan, array, params, shape, self.backend_dtype, index, self.finish)
+
+    def _initial_values(self, initial, lines):
+        """`initial` as the core takes a scan's initial values: a host array of one 8-byte value
+        per line, float64 for a float backend dtype, else the 64-bit integer."""
+        if not isinstance(initial, np.ndarray):
+            initial = initial.get() if hasattr(initial, "get") else np.asarray(initial)  # CuPy, DeviceArray
+        kind = self.backend_dtype.kind
+        values = np.ascontiguousarray(initial, np.float64 if kind == "f" else np.int64 if kind == "i" else np.uint64)
+        if values.size != lines:
+            raise ValueError(f"gpuprims.{self.name}: {values.size} initial values for {lines} lines")
+        return values.reshape(-1)
 
 
 @functools.lru_cache(maxsize=1024, typed=True)
@@ -201,6 +215,31 @@ def _along_first(scan):
         setattr(moved, slot, getattr(scan, slot))
     moved.axis = 0
     return moved
+
+
+def carried_prefix_sum(a, initial, axis, dtype=None, exclusive=False, device=None):
+    """:func:`prefix_sum` of `a` along `axis` with every line starting from its value in
+    `initial`: the scan of one chunk of a longer array whose earlier chunks sum to `initial`
+    (gpuprims.dask's scans), in one pass and without a second one to add the carry.
+
+    Parameters
+    ----------
+    a : array_like
+        Input data.
+    initial : array_like
+        One value per line: the result's shape with `axis` of length 1 (host or device data); an
+        exclusive scan's first element, added first in an inclusive one.
+    axis : int or None
+        As in :func:`prefix_sum`.
+    dtype, exclusive, device
+        As in :func:`prefix_sum`.
+
+    Returns
+    -------
+    numpy.ndarray or DeviceArray
+    """
+    array, index = array_input(a, "prefix_sum", device)
+    return _scan_of("cumsum", array.dtype, array.ndim, axis, dtype, exclusive).plan(array, index, initial).run()
 
 
 def prefix_sum(a, axis=None, dtype=None, exclusive=False, *, out=None, device=None):

@@ -7,8 +7,8 @@ are decided in one place; the graph only carries what crosses chunk edges:
 
 - **reductions** (``dask.array.reduction``): each chunk reduced with its axes kept, the partials
   reduced again in a tree; ``mean`` carries sums and counts and divides once;
-- **scans**: each chunk scanned, the chunk totals scanned along each line of chunks in one small
-  task, and each chunk's carry added to its scan;
+- **scans**: each chunk summed, the chunk totals scanned along each line of chunks in one small
+  task, and each chunk scanned once, from its carry (the scan's initial values);
 - **convolutions**: each output chunk computed from a tile of the input (its own chunk and the
   mask's halo from its neighbours, however many chunks that spans; at the edges the boundary
   rule's rows: mirrored, wrapped, or the image clipped so that gpuprims fills it);
@@ -319,21 +319,15 @@ def mean(x, axis=None, dtype=None, keepdims=False, *, split_every=None, device=N
 # scans
 # ---------------------------------------------------------------------------------------------
 
-def _scan_block(chunks, axis, partial_dtype, cast, exclusive, device, x):
-    """(the gpuprims scan of a chunk in the partials' dtype, the chunk's total along `axis` as a
-    separate array of size 1 there)."""
+def _chunk_total(chunks, axis, partial_dtype, cast, device, x):
+    """A chunk's total along `axis` (the gpuprims sum in the partials' dtype, of size 1 there).
+    It reports no floating-point error: an overflow is the chunk's scan's to report, which then
+    reaches the same inf."""
     x = chunks.check(x)
     if cast is not None:
         x = x.astype(cast)
-    scanned = chunks.result(_scans.prefix_sum(x, axis=axis, dtype=partial_dtype, exclusive=exclusive,
-                                              device=device))
-    if x.shape[axis] == 0:
-        return scanned, chunks.xp.zeros(_line(x.shape, axis, 1), partial_dtype)
-    last = _along(axis, x.ndim, slice(-1, None))
-    total = scanned[last].copy()
-    if exclusive:
-        total += x[last].astype(partial_dtype)
-    return scanned, total
+    with np.errstate(over="ignore", invalid="ignore"):
+        return chunks.result(_reductions.sum(x, axis=axis, dtype=partial_dtype, keepdims=True, device=device))
 
 
 def _carries(chunks, axis, partial_dtype, device, totals):
@@ -344,20 +338,26 @@ def _carries(chunks, axis, partial_dtype, device, totals):
     return [scanned[_along(axis, scanned.ndim, slice(k, k + 1))] for k in range(len(totals))]
 
 
-def _carried(result_dtype, position, scan_and_total, carries):
-    """A chunk's scan plus its carry.  The scan is this task's alone (its total was copied out
-    by _scan_block), so the carry is added in place, sparing a second chunk-sized array."""
-    scanned = scan_and_total[0]
+def _scan_block(chunks, axis, partial_dtype, cast, exclusive, device, result_dtype, position, x, carries):
+    """A chunk's gpuprims scan in the partials' dtype, the chunks before it on its line (position
+    > 0) carried in as the scan's initial values."""
+    x = chunks.check(x)
+    if cast is not None:
+        x = x.astype(cast)
     if position:
-        scanned += carries[position]
+        scanned = _scans.carried_prefix_sum(x, carries[position], axis, dtype=partial_dtype, exclusive=exclusive,
+                                            device=device)
+    else:
+        scanned = _scans.prefix_sum(x, axis=axis, dtype=partial_dtype, exclusive=exclusive, device=device)
+    scanned = chunks.result(scanned)
     return scanned if scanned.dtype == result_dtype else scanned.astype(result_dtype)
 
 
 def prefix_sum(x, axis=None, dtype=None, exclusive=False, *, device=None):
     """Cumulative sum along an axis, as :func:`gpuprims.prefix_sum` of the whole array.
 
-    Each chunk is scanned by gpuprims; one small task per line of chunks along the axis scans
-    their totals, and each chunk adds its carry.  ``exclusive=True`` is exclusive across chunk
+    Each chunk is summed by gpuprims; one small task per line of chunks along the axis scans
+    their totals, and each chunk is then scanned by gpuprims from its carry, in one pass.  ``exclusive=True`` is exclusive across chunk
     edges too: the first element of a chunk is the sum of everything before it.
 
     Parameters
@@ -391,22 +391,22 @@ def prefix_sum(x, axis=None, dtype=None, exclusive=False, *, device=None):
     axis = axis_index(axis, x.ndim)
     partial_dtype, cast = _partial_dtypes(result_dtype, x.dtype)
     token = tokenize(x, axis, dtype, exclusive, device)
-    scan_name, total_name, carry_name, name = (f"gpuprims-prefix_sum-{part}{token}"
-                                               for part in ("block-", "total-", "carry-", ""))
+    total_name, carry_name, name = (f"gpuprims-prefix_sum-{part}{token}" for part in ("total-", "carry-", ""))
+    lines = x.numblocks[axis] > 1
     layers = {}
     for index in np.ndindex(*x.numblocks):
-        layers[(scan_name,) + index] = (functools.partial(_scan_block, chunks, axis, partial_dtype, cast,
-                                                          bool(exclusive), device), (x.name,) + index)
-        layers[(total_name,) + index] = (operator.getitem, (scan_name,) + index, 1)
         position = index[axis]
         line = _line(index, axis, 0)
-        if position == 0 and x.numblocks[axis] > 1:
+        if lines:
+            layers[(total_name,) + index] = (functools.partial(_chunk_total, chunks, axis, partial_dtype, cast,
+                                                               device), (x.name,) + index)
+        if position == 0 and lines:
             layers[(carry_name,) + line] = (
                 functools.partial(_carries, chunks, axis, partial_dtype, device),
                 [(total_name,) + _line(index, axis, k) for k in range(x.numblocks[axis])])
-        carries = (carry_name,) + line if position else None
-        layers[(name,) + index] = (functools.partial(_carried, result_dtype, position), (scan_name,) + index,
-                                   carries)
+        layers[(name,) + index] = (
+            functools.partial(_scan_block, chunks, axis, partial_dtype, cast, bool(exclusive), device, result_dtype,
+                              position), (x.name,) + index, (carry_name,) + line if position else None)
     return _new_array(layers, name, [x], x.chunks, chunks.meta(result_dtype, x.ndim))
 
 

@@ -56,6 +56,10 @@ typedef struct {
 /* Inclusive (or exclusive) scan along n with `op` (cumsum, cumprod, numpy.minimum/maximum.accumulate);
  * the output has the input's shape.  exclusive: element i combines the elements before i (the first
  * is op's identity).  skip_nan: NaN elements count as op's identity (nancumsum, nancumprod).
+ * initial: NULL, or the value each row starts from (row (o, i) at initial[o * inner + i], host
+ * memory): an exclusive scan's first element, combined first into an inclusive one; a chunked
+ * scan's carry.  8-byte values: double for a float output, else the 64-bit integer (sign-extended
+ * for signed dtypes).
  * Supported (op, in, out): gp_scan_supported(). */
 typedef struct {
     gp_dtype in_dtype, out_dtype;
@@ -63,6 +67,7 @@ typedef struct {
     int exclusive;
     gp_op op;
     int skip_nan;
+    const void *initial;
 } gp_scan_args;
 
 /* How correlate reads the image outside its bounds (scipy.signal.convolve2d's boundary): the fill

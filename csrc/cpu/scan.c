@@ -2,14 +2,15 @@
  * products): the driver around the typed loops of kernels.h, one loop per operator.
  *
  * Along a contiguous axis (inner == 1) each row is cut into pieces of GP_CPU_PIECE elements.  A
- * piece's outputs are its in-register scan combined with an offset, the combination of the pieces
- * before it, which is the running combination of the pieces' totals (each total computed by one
- * loop, in double for floats): one thread scans the pieces in turn, carrying the offset; several
- * threads first compute the totals of their pieces, then (after the offsets are combined in piece
- * order) scan them.  Both give the same bits.  Along another axis each column carries its running
- * value from row to row, column tiles being the threads' unit. */
+ * piece's outputs are its in-register scan combined with an offset: the row's initial value
+ * (gp_scan_args.initial, or the identity) combined with the pieces' totals before it (each total
+ * computed by one loop, in double for floats).  One thread scans the pieces in turn, carrying the
+ * offset; several threads first compute the totals of their pieces, then (after the offsets are
+ * combined in piece order) scan them.  Both give the same bits.  Along another axis each column carries its running
+ * value (from its initial value) from row to row, column tiles being the threads' unit. */
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cpu/cpu_backend.h"
 #include "cpu/kernels.h"
@@ -40,12 +41,18 @@ typedef struct {
     atomic_int out_of_memory; /* a thread found no memory to gather its pieces into */
 } scan_job;
 
-/* The offset of a row's first piece: the operator's identity (for an exclusive sum +0, its first
- * output, rather than -0.0, which leaves an inclusive sum's first output the first element). */
-static gp_partial first_offset(const scan_job *job)
+/* The offset of a row's first piece: the row's initial value when the call gives one, else the
+ * operator's identity (for an exclusive sum +0, its first output, rather than -0.0, which leaves an
+ * inclusive sum's first output the first element). */
+static gp_partial first_offset(const scan_job *job, int64_t row)
 {
     gp_partial offset = gp_scan_identity(job->desc->op, job->is_signed);
-    if (job->desc->op == GP_SUM && job->desc->exclusive) offset.f = 0.0;
+    if (job->desc->initial != NULL) {
+        if (job->acc == GP_ACC_WORD) offset.u = ((const uint64_t *)job->desc->initial)[row];
+        else offset.f = ((const double *)job->desc->initial)[row];
+    } else if (job->desc->op == GP_SUM && job->desc->exclusive) {
+        offset.f = 0.0;
+    }
     return offset;
 }
 
@@ -79,7 +86,7 @@ static char *piece_out(const scan_job *job, int64_t row, int64_t piece)
 
 static void scan_row(const scan_job *job, int64_t row, char *buffer)
 {
-    gp_partial offset = first_offset(job), total;
+    gp_partial offset = first_offset(job, row), total;
     for (int64_t piece = 0; piece < job->pieces; ++piece) {
         job->run(piece_in(job, row, piece, buffer), piece_count(job, piece), piece_out(job, row, piece),
                  job->desc->exclusive, (int)job->out_size, &offset, &total);
@@ -141,7 +148,7 @@ static int scan_rows(scan_job *job)
     job->totals_pass = 1;
     gp_pool_for(job->parts, job->tasks, grain, pieces_range, job);
     for (int64_t row = 0; row < d->outer; ++row) { /* the totals become offsets, in piece order */
-        gp_partial offset = first_offset(job);
+        gp_partial offset = first_offset(job, row);
         for (int64_t piece = 0; piece < job->pieces; ++piece) {
             gp_partial *slot = &job->offsets[row * job->pieces + piece];
             const gp_partial total = *slot;
@@ -157,6 +164,23 @@ static int scan_rows(scan_job *job)
 
 /* ---- columns: inner > 1 --------------------------------------------------------------------------- */
 
+/* A column tile's running values set to the call's initial values of its `width` rows from `row`,
+ * in the kind's type (GP_ACC_F32 runs its columns in float). */
+static void start_columns(const scan_job *job, int64_t row, int64_t width, void *acc)
+{
+    const char *initial = (const char *)job->desc->initial + row * 8;
+    if (job->acc != GP_ACC_F32) {
+        memcpy(acc, initial, (size_t)width * 8); /* uint64_t or double, as given */
+        return;
+    }
+    for (int64_t j = 0; j < width; ++j) {
+        double value;
+        memcpy(&value, initial + j * 8, sizeof value);
+        const float narrow = (float)value;
+        memcpy((char *)acc + j * (int64_t)sizeof narrow, &narrow, sizeof narrow);
+    }
+}
+
 static void scan_tile(const scan_job *job, int64_t task)
 {
     const gp_scan_args *d = job->desc;
@@ -164,8 +188,9 @@ static void scan_tile(const scan_job *job, int64_t task)
     const int64_t width = d->inner - first < job->tile ? d->inner - first : job->tile;
     const int64_t at = outer * d->n * d->inner + first;
     _Alignas(64) uint64_t acc[MAX_TILE]; /* running values: uint64_t, double or float; a vector per cache line */
-    job->columns(job->in + at * job->in_size, d->n, d->inner, job->out + at * job->out_size, width, acc, 1,
-                 d->exclusive, (int)job->out_size);
+    if (d->initial != NULL) start_columns(job, outer * d->inner + first, width, acc);
+    job->columns(job->in + at * job->in_size, d->n, d->inner, job->out + at * job->out_size, width, acc,
+                 d->initial == NULL, d->exclusive, (int)job->out_size);
 }
 
 static void tiles_range(void *ctx, int64_t first, int64_t last)

@@ -42,7 +42,8 @@ typedef struct {
     gp_device_operand device; /* the input, when device-resident */
     PyArrayObject *input;     /* the host input the call reads (owned), or NULL */
     gp_copy_args view;        /* the input's strided view, when call.in_view points here */
-    PyObject *held[2];        /* host arrays the call reads besides (a correlation's mask and fill) */
+    PyObject *held[2];        /* host arrays the call reads besides (a correlation's mask and fill, a
+                                 scan's initial values) */
     PyArray_Descr *out_descr; /* the host output's dtype (owned) */
     int64_t out_count;        /* the output's elements */
     PyArrayObject *target;    /* the host array the caller gave for the result (borrowed), or NULL */
@@ -290,7 +291,8 @@ static PyObject *run_planned(request *r, const gp_plan *plan, PyObject *out, int
     } else if (result == NULL) {
         Py_INCREF(Py_None); /* a resident call: the result is where `out` points */
         result = Py_None;
-    } else if (gp_report_fp_errors(&r->call, (PyArrayObject *)result, r->input)) {
+    } else if (gp_report_fp_errors(&r->call, (PyArrayObject *)result, r->input,
+                                   r->call.primitive == GP_SCAN ? r->held[0] : NULL)) {
         Py_CLEAR(result); /* np.errstate said raise */
     } else {
         result = PyArray_Return((PyArrayObject *)result); /* a 0-d result becomes a NumPy scalar */
@@ -357,18 +359,41 @@ static PyObject *core_reduce(PyObject *self, PyObject *const *args, Py_ssize_t n
     return plan_and_run(&r, out, device, repeats);
 }
 
-PyDoc_STRVAR(scan_doc, "scan(src, out, device, repeats, out_typenum, outer, n, inner, exclusive, op=0, skip_nan=False)\n\n"
+PyDoc_STRVAR(scan_doc, "scan(src, out, device, repeats, out_typenum, outer, n, inner, exclusive, op=0, skip_nan=False,\n"
+                       "     initial=None)\n\n"
                        "Scan (op: 0 sum, 1 prod, 2 min, 3 max; NaN read as op's identity with skip_nan) along n\n"
-                       "of src's (outer, n, inner) view.");
+                       "of src's (outer, n, inner) view, each (outer, inner) row from its value in initial (None: op's\n"
+                       "identity; a host array of outer * inner values, float64 for a float result, else int64 or\n"
+                       "uint64; see gp_scan_args).");
+
+/* Points the scan at its initial values, obj (None: none), which the request then holds; -1 with
+ * ValueError when obj is not outer * inner values of the type gp_scan_args.initial names. */
+static int take_initial(request *r, PyObject *obj, gp_scan_args *scan)
+{
+    if (obj == Py_None) return 0;
+    gp_dtype dtype;
+    PyArrayObject *initial = gp_contiguous_input(obj, &dtype);
+    if (initial == NULL) return -1;
+    r->held[0] = (PyObject *)initial;
+    const int of_float = gp_dtype_is_float(scan->out_dtype);
+    if ((of_float ? dtype != GP_FLOAT64 : dtype != GP_INT64 && dtype != GP_UINT64) ||
+        PyArray_SIZE(initial) != scan->outer * scan->inner) {
+        PyErr_Format(PyExc_ValueError, "scan: initial must be %lld %s values, one per row", (long long)(scan->outer * scan->inner),
+                     of_float ? "float64" : "int64 or uint64");
+        return -1;
+    }
+    scan->initial = PyArray_DATA(initial);
+    return 0;
+}
 
 static PyObject *core_scan(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     (void)self;
-    PyObject *src, *out;
+    PyObject *src, *out, *initial = Py_None;
     int device, repeats, out_typenum, exclusive, op = GP_SUM, skip_nan = 0;
     long long outer, n, inner;
-    if (gp_parse_arguments("scan", args, nargs, COMMON_FORMAT "iLLLp|ip", &src, &out, &device, &repeats,
-                           &out_typenum, &outer, &n, &inner, &exclusive, &op, &skip_nan))
+    if (gp_parse_arguments("scan", args, nargs, COMMON_FORMAT "iLLLp|ipO", &src, &out, &device, &repeats,
+                           &out_typenum, &outer, &n, &inner, &exclusive, &op, &skip_nan, &initial))
         return NULL;
     request r = {.call = {.primitive = GP_SCAN}};
     gp_dtype in_dtype, out_dtype;
@@ -376,7 +401,11 @@ static PyObject *core_scan(PyObject *self, PyObject *const *args, Py_ssize_t nar
         release(&r);
         return NULL;
     }
-    r.call.scan = (gp_scan_args){in_dtype, out_dtype, outer, n, inner, exclusive, (gp_op)op, skip_nan};
+    r.call.scan = (gp_scan_args){in_dtype, out_dtype, outer, n, inner, exclusive, (gp_op)op, skip_nan, NULL};
+    if (take_initial(&r, initial, &r.call.scan)) {
+        release(&r);
+        return NULL;
+    }
     r.out_count = outer * n * inner;
     return plan_and_run(&r, out, device, repeats);
 }
@@ -709,7 +738,7 @@ static PyObject *quick_scan(request *r, const quick_recipe *recipe, PyArrayObjec
         release(r);
         return NULL;
     }
-    r->call.scan = (gp_scan_args){in_dtype, out_dtype, 1, n, 1, recipe->exclusive, recipe->op, recipe->skip_nan};
+    r->call.scan = (gp_scan_args){in_dtype, out_dtype, 1, n, 1, recipe->exclusive, recipe->op, recipe->skip_nan, NULL};
     r->out_count = n;
     return plan_and_run(r, Py_None, device, 0);
 }

@@ -47,7 +47,7 @@ static int results_non_finite(const gp_call *call, PyArrayObject *result)
     return 0;
 }
 
-int gp_report_fp_errors(const gp_call *call, PyArrayObject *result, PyArrayObject *input)
+int gp_report_fp_errors(const gp_call *call, PyArrayObject *result, PyArrayObject *input, PyObject *initial)
 {
     const int reduce = call->primitive == GP_REDUCE;
     if (!reduce && call->primitive != GP_SCAN) return 0;
@@ -67,8 +67,9 @@ int gp_report_fp_errors(const gp_call *call, PyArrayObject *result, PyArrayObjec
     const int skip_nan = reduce ? call->reduce.skip_nan : call->scan.skip_nan;
     const int64_t outer = reduce ? call->reduce.outer : call->scan.outer, n = reduce ? call->reduce.n : call->scan.n,
                   inner = reduce ? call->reduce.inner : call->scan.inner;
-    PyObject *done = PyObject_CallFunction(report, "sOO(LLL)i", reduce ? "reduce" : "accumulate", (PyObject *)result,
-                                           (PyObject *)input, (long long)outer, (long long)n, (long long)inner, skip_nan);
+    PyObject *done = PyObject_CallFunction(report, "sOO(LLL)iO", reduce ? "reduce" : "accumulate", (PyObject *)result,
+                                           (PyObject *)input, (long long)outer, (long long)n, (long long)inner, skip_nan,
+                                           initial != NULL ? initial : Py_None);
     Py_XDECREF(done);
     return done == NULL ? -1 : 0;
 }

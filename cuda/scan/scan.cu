@@ -19,6 +19,8 @@
 #include <cuda/ptx>
 
 #include <algorithm>
+#include <memory>
+#include <new>
 
 #include "primitives.cuh"
 #include "reduce/reduce_kernels.cuh"
@@ -848,6 +850,28 @@ int launch_scan(int device, const gp_scan_args &args, const void *in, void *out,
     });
 }
 
+int upload_initial(const gp_scan_args &args, DeviceBuffer *carries, gp_error *err)
+{
+    return dispatch_scan(args, err, [&](auto, auto, auto acc_tag, auto) {
+        using Acc = typename decltype(acc_tag)::type;
+        const int64_t rows = args.outer * args.inner;
+        std::unique_ptr<Acc[]> converted(new (std::nothrow) Acc[rows]);
+        if (!converted) return fail(err, GP_ERR_NOMEM, "out of host memory converting the initial values");
+        for (int64_t row = 0; row < rows; ++row) {
+            if constexpr (cuda::std::is_floating_point_v<Acc>)
+                converted[row] = convert<Acc>(static_cast<const double *>(args.initial)[row]);
+            else
+                converted[row] = convert<Acc>(static_cast<const uint64_t *>(args.initial)[row]);
+        }
+        if (carries->allocate(sizeof(Acc) * rows, err)) return -1;
+        // From pageable memory this returns once the source has been staged, so `converted` may go.
+        GP_CUDA_TRY(cudaMemcpyAsync(carries->as<void>(), converted.get(), sizeof(Acc) * rows,
+                                    cudaMemcpyHostToDevice, work_stream()),
+                    err, "copy the initial values to the device");
+        return 0;
+    });
+}
+
 int64_t scan_carry_size(const gp_scan_args &args, gp_error *err)
 {
     int64_t size = 0;
@@ -861,7 +885,9 @@ int64_t scan_carry_size(const gp_scan_args &args, gp_error *err)
 
 int scan_resident(int device, const gp_call &call, gp_error *err)
 {
-    return launch_scan(device, call.scan, call.in, call.out, nullptr, nullptr, err);
+    DeviceBuffer initial;
+    if (call.scan.initial != nullptr && upload_initial(call.scan, &initial, err)) return -1;
+    return launch_scan(device, call.scan, call.in, call.out, initial.as<const void>(), nullptr, err);
 }
 
 }  // namespace gp

@@ -4,7 +4,9 @@
 // along n (column blocks of rows that are too long), each scanned into its out slot.  Where the
 // slabs are cut along n, each column's running value (sum, product, min or max) is carried from one
 // tile to the next on the device (launch_scan's carries, in the scan's accumulator), ping-ponged
-// between two rows of carries.
+// between two rows of carries.  A call's initial values are uploaded once; a box's first tile
+// along n starts from them (its rows' values are contiguous: a box is whole slabs, or a run of
+// columns of one slab).
 #include <algorithm>
 
 #include "primitives.cuh"
@@ -18,13 +20,15 @@ namespace {
 class ScanTiler final : public SlabTiler {
   public:
     ScanTiler(const gp_scan_args &args, const Layout &layout, const SlabWalk &walk, int64_t carry_size)
-        : SlabTiler(layout, walk), args_(args), carry_row_(static_cast<size_t>(walk.i_block() * carry_size))
+        : SlabTiler(layout, walk), args_(args), carry_size_(carry_size),
+          carry_row_(static_cast<size_t>(walk.i_block() * carry_size))
     {
     }
 
-    // Two rows of carries for a column block, when the slabs are cut.
+    // Two rows of carries for a column block, when the slabs are cut; the initial values.
     int start(int, gp_error *err) override
     {
+        if (args_.initial != nullptr && upload_initial(args_, &initial_, err)) return -1;
         return slabs_cut() ? carries_.allocate(2 * carry_row_, err) : 0;
     }
 
@@ -33,7 +37,7 @@ class ScanTiler final : public SlabTiler {
     {
         *out_box = box;
         if (launch_scan(device, packed(args_, box), device_in, device_out,
-                        first_along_n(box) ? nullptr : carry(current_), last_along_n(box) ? nullptr : carry(1 - current_),
+                        first_along_n(box) ? initial(box) : carry(current_), last_along_n(box) ? nullptr : carry(1 - current_),
                         err))
             return -1;
         current_ = 1 - current_;
@@ -42,10 +46,18 @@ class ScanTiler final : public SlabTiler {
 
   private:
     char *carry(int c) const { return carries_.as<char>() + c * carry_row_; }
+    // The initial values of the box's rows (null without them).
+    const char *initial(const Box &box) const
+    {
+        if (args_.initial == nullptr) return nullptr;
+        return initial_.as<const char>() + (box.o0 * args_.inner + box.i0) * carry_size_;
+    }
 
     gp_scan_args args_;
+    int64_t carry_size_;  // bytes of one carry
     size_t carry_row_;  // bytes of one row of carries of a column block
     DeviceBuffer carries_;
+    DeviceBuffer initial_;  // the call's initial values, one carry per row
     int current_ = 0;  // the row of carries the next tile starts from
 };
 
