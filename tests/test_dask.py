@@ -169,6 +169,24 @@ def test_exclusive_scan_across_chunk_edges():
     assert gd.prefix_sum(x, exclusive=True).compute().tolist() == [0, 3, 3, 5, 10]
 
 
+def test_scan_graph_scans_each_chunk_once(monkeypatch, rng):
+    """Each chunk is scanned once: the first of its line from the identity, the others from their
+    carries (the scan's initial values), with no second pass to add them."""
+    from gpuprims import _scans
+    calls = []
+    for name in ("prefix_sum", "carried_prefix_sum"):
+        def recorded(a, *args, _scan=getattr(_scans, name), _name=name, **kwargs):
+            calls.append((_name, a.shape))
+            return _scan(a, *args, **kwargs)
+        monkeypatch.setattr(_scans, name, recorded)
+    a = make_data(rng, "float32", (40, 6))
+    got = gd.prefix_sum(chunked(a, ((10, 10, 20), (3, 3))), axis=0).compute(scheduler="sync")
+    check_scan(a, got, axis=0)
+    chunk_scans = sorted((name, shape) for name, shape in calls if shape[0] >= 10)  # not the totals' scans
+    assert chunk_scans == [("carried_prefix_sum", (10, 3))] * 2 + [("carried_prefix_sum", (20, 3))] * 2 + \
+        [("prefix_sum", (10, 3))] * 2
+
+
 def test_scans_of_empty_and_0d_arrays():
     assert gd.prefix_sum(chunked(np.zeros((0, 3)), 2), axis=0).compute().shape == (0, 3)
     assert gd.cumsum(da.from_array(np.array(7, np.int8))).compute().tolist() == [7]
