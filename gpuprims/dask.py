@@ -357,8 +357,9 @@ def prefix_sum(x, axis=None, dtype=None, exclusive=False, *, device=None):
     """Cumulative sum along an axis, as :func:`gpuprims.prefix_sum` of the whole array.
 
     Each chunk is summed by gpuprims; one small task per line of chunks along the axis scans
-    their totals, and each chunk is then scanned by gpuprims from its carry, in one pass.  ``exclusive=True`` is exclusive across chunk
-    edges too: the first element of a chunk is the sum of everything before it.
+    their totals, and each chunk is then scanned by gpuprims from its carry, in one pass.
+    ``exclusive=True`` is exclusive across chunk edges too: the first element of a chunk is the
+    sum of everything before it.
 
     Parameters
     ----------

@@ -6,8 +6,9 @@
  * (gp_scan_args.initial, or the identity) combined with the pieces' totals before it (each total
  * computed by one loop, in double for floats).  One thread scans the pieces in turn, carrying the
  * offset; several threads first compute the totals of their pieces, then (after the offsets are
- * combined in piece order) scan them.  Both give the same bits.  Along another axis each column carries its running
- * value (from its initial value) from row to row, column tiles being the threads' unit. */
+ * combined in piece order) scan them.  Both give the same bits.  Along another axis each column
+ * carries its running value (from its initial value) from row to row, column tiles being the
+ * threads' unit. */
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>

@@ -359,12 +359,12 @@ static PyObject *core_reduce(PyObject *self, PyObject *const *args, Py_ssize_t n
     return plan_and_run(&r, out, device, repeats);
 }
 
-PyDoc_STRVAR(scan_doc, "scan(src, out, device, repeats, out_typenum, outer, n, inner, exclusive, op=0, skip_nan=False,\n"
-                       "     initial=None)\n\n"
+PyDoc_STRVAR(scan_doc, "scan(src, out, device, repeats, out_typenum, outer, n, inner, exclusive, op=0,\n"
+                       "     skip_nan=False, initial=None)\n\n"
                        "Scan (op: 0 sum, 1 prod, 2 min, 3 max; NaN read as op's identity with skip_nan) along n\n"
-                       "of src's (outer, n, inner) view, each (outer, inner) row from its value in initial (None: op's\n"
-                       "identity; a host array of outer * inner values, float64 for a float result, else int64 or\n"
-                       "uint64; see gp_scan_args).");
+                       "of src's (outer, n, inner) view, each (outer, inner) row from its value in initial\n"
+                       "(None: op's identity; a host array of outer * inner values, float64 for a float result,\n"
+                       "else int64 or uint64; see gp_scan_args).");
 
 /* Points the scan at its initial values, obj (None: none), which the request then holds; -1 with
  * ValueError when obj is not outer * inner values of the type gp_scan_args.initial names. */
@@ -378,8 +378,8 @@ static int take_initial(request *r, PyObject *obj, gp_scan_args *scan)
     const int of_float = gp_dtype_is_float(scan->out_dtype);
     if ((of_float ? dtype != GP_FLOAT64 : dtype != GP_INT64 && dtype != GP_UINT64) ||
         PyArray_SIZE(initial) != scan->outer * scan->inner) {
-        PyErr_Format(PyExc_ValueError, "scan: initial must be %lld %s values, one per row", (long long)(scan->outer * scan->inner),
-                     of_float ? "float64" : "int64 or uint64");
+        PyErr_Format(PyExc_ValueError, "scan: initial must be %lld %s values, one per row",
+                     (long long)(scan->outer * scan->inner), of_float ? "float64" : "int64 or uint64");
         return -1;
     }
     scan->initial = PyArray_DATA(initial);

@@ -68,8 +68,8 @@ int gp_report_fp_errors(const gp_call *call, PyArrayObject *result, PyArrayObjec
     const int64_t outer = reduce ? call->reduce.outer : call->scan.outer, n = reduce ? call->reduce.n : call->scan.n,
                   inner = reduce ? call->reduce.inner : call->scan.inner;
     PyObject *done = PyObject_CallFunction(report, "sOO(LLL)iO", reduce ? "reduce" : "accumulate", (PyObject *)result,
-                                           (PyObject *)input, (long long)outer, (long long)n, (long long)inner, skip_nan,
-                                           initial != NULL ? initial : Py_None);
+                                           (PyObject *)input, (long long)outer, (long long)n, (long long)inner,
+                                           skip_nan, initial != NULL ? initial : Py_None);
     Py_XDECREF(done);
     return done == NULL ? -1 : 0;
 }

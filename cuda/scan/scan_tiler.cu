@@ -36,9 +36,9 @@ class ScanTiler final : public SlabTiler {
                 gp_error *err) override
     {
         *out_box = box;
-        if (launch_scan(device, packed(args_, box), device_in, device_out,
-                        first_along_n(box) ? initial(box) : carry(current_), last_along_n(box) ? nullptr : carry(1 - current_),
-                        err))
+        const void *carry_in = first_along_n(box) ? initial(box) : carry(current_);
+        if (launch_scan(device, packed(args_, box), device_in, device_out, carry_in,
+                        last_along_n(box) ? nullptr : carry(1 - current_), err))
             return -1;
         current_ = 1 - current_;
         return 0;
