@@ -139,3 +139,16 @@ def test_floating_point_errors_count_the_initial_values(device, dtype):
         assert np.isnan(got).all()
         with pytest.raises(FloatingPointError, match="overflow"):
             _scans.carried_prefix_sum(np.full(1000, big / 4, dtype), np.array([big / 2], dtype), 0, device=device)
+
+
+@pytest.mark.parametrize("exclusive", [False, True])
+@pytest.mark.parametrize("view,axis", [(lambda a: a[0, ::-1], 0), (lambda a: a[:, ::3], 1),
+                                       (lambda a: a[::2, :1000].T, 1), (lambda a: a[:50, :500].T, 0)],
+                         ids=["reversed", "stepped-rows", "transposed-rows", "transposed-columns"])
+def test_views_scan_from_initial_values(device, rng, view, axis, exclusive):
+    """Strided views: a line's initial value goes with the line of the view's logical shape."""
+    v = view(make_data(rng, "float32", (300, 7001)))
+    line = list(v.shape)
+    line[axis] = 1
+    initial = _initial(rng, np.dtype(np.float32), tuple(line))
+    _check(_scan(v, initial, axis, exclusive, device), v, initial, axis, exclusive)
