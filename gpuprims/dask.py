@@ -2,8 +2,9 @@
 
 Each function takes a :class:`dask.array.Array` and returns a lazy one whose computed value is
 the single-array gpuprims function (NumPy's and SciPy's semantics) applied to the whole computed
-array.  Every chunk is computed by the public gpuprims function, so dtypes, NaN and wrap-around
-are decided in one place; the graph only carries what crosses chunk edges:
+array.  Every chunk is computed by the public gpuprims function (a scan's later chunks by its
+form that starts from a carry, ``_scans.carried_prefix_sum``, the same plan), so dtypes, NaN and
+wrap-around are decided in one place; the graph only carries what crosses chunk edges:
 
 - **reductions** (``dask.array.reduction``): each chunk reduced with its axes kept, the partials
   reduced again in a tree; ``mean`` carries sums and counts and divides once;
