@@ -8,8 +8,9 @@ wrap-around are decided in one place; the graph only carries what crosses chunk 
 
 - **reductions** (``dask.array.reduction``): each chunk reduced with its axes kept, the partials
   reduced again in a tree; ``mean`` carries sums and counts and divides once;
-- **scans**: each chunk summed, the chunk totals scanned along each line of chunks in one small
-  task, and each chunk scanned once, from its carry (the scan's initial values);
+- **scans**: each chunk but the last of its line summed, the totals scanned along each line of
+  chunks in one small task, and each chunk scanned once, from its carry (the scan's initial
+  values);
 - **convolutions**: each output chunk computed from a tile of the input (its own chunk and the
   mask's halo from its neighbours, however many chunks that spans; at the edges the boundary
   rule's rows: mirrored, wrapped, or the image clipped so that gpuprims fills it);
@@ -332,10 +333,10 @@ def _chunk_total(chunks, axis, partial_dtype, cast, device, x):
 
 
 def _carries(chunks, axis, partial_dtype, device, totals):
-    """The carry of each chunk of a line along `axis`: the exclusive scan of the chunks' totals."""
+    """The carries of a line of chunks along `axis` from the totals of all its chunks but the
+    last: the inclusive scan of those totals, whose k-th entry is the carry of chunk k + 1."""
     stacked = chunks.xp.concatenate(totals, axis=axis)
-    scanned = chunks.result(_scans.prefix_sum(stacked, axis=axis, dtype=partial_dtype, exclusive=True,
-                                              device=device))
+    scanned = chunks.result(_scans.prefix_sum(stacked, axis=axis, dtype=partial_dtype, device=device))
     return [scanned[_along(axis, scanned.ndim, slice(k, k + 1))] for k in range(len(totals))]
 
 
@@ -346,8 +347,8 @@ def _scan_block(chunks, axis, partial_dtype, cast, exclusive, device, result_dty
     if cast is not None:
         x = x.astype(cast)
     if position:
-        scanned = _scans.carried_prefix_sum(x, carries[position], axis, dtype=partial_dtype, exclusive=exclusive,
-                                            device=device)
+        scanned = _scans.carried_prefix_sum(x, carries[position - 1], axis, dtype=partial_dtype,
+                                            exclusive=exclusive, device=device)
     else:
         scanned = _scans.prefix_sum(x, axis=axis, dtype=partial_dtype, exclusive=exclusive, device=device)
     scanned = chunks.result(scanned)
@@ -357,8 +358,9 @@ def _scan_block(chunks, axis, partial_dtype, cast, exclusive, device, result_dty
 def prefix_sum(x, axis=None, dtype=None, exclusive=False, *, device=None):
     """Cumulative sum along an axis, as :func:`gpuprims.prefix_sum` of the whole array.
 
-    Each chunk is summed by gpuprims; one small task per line of chunks along the axis scans
-    their totals, and each chunk is then scanned by gpuprims from its carry, in one pass.
+    Each chunk but the last of its line is summed by gpuprims; one small task per line of chunks
+    along the axis scans their totals, and each chunk is then scanned by gpuprims from its carry,
+    in one pass.
     ``exclusive=True`` is exclusive across chunk edges too: the first element of a chunk is the
     sum of everything before it.
 
@@ -394,18 +396,18 @@ def prefix_sum(x, axis=None, dtype=None, exclusive=False, *, device=None):
     partial_dtype, cast = _partial_dtypes(result_dtype, x.dtype)
     token = tokenize(x, axis, dtype, exclusive, device)
     total_name, carry_name, name = (f"gpuprims-prefix_sum-{part}{token}" for part in ("total-", "carry-", ""))
-    lines = x.numblocks[axis] > 1
+    last = x.numblocks[axis] - 1  # the last chunk of a line: no chunk after it needs its total
     layers = {}
     for index in np.ndindex(*x.numblocks):
         position = index[axis]
         line = _line(index, axis, 0)
-        if lines:
+        if position < last:
             layers[(total_name,) + index] = (functools.partial(_chunk_total, chunks, axis, partial_dtype, cast,
                                                                device), (x.name,) + index)
-        if position == 0 and lines:
+        if position == 0 and last > 0:
             layers[(carry_name,) + line] = (
                 functools.partial(_carries, chunks, axis, partial_dtype, device),
-                [(total_name,) + _line(index, axis, k) for k in range(x.numblocks[axis])])
+                [(total_name,) + _line(index, axis, k) for k in range(last)])
         layers[(name,) + index] = (
             functools.partial(_scan_block, chunks, axis, partial_dtype, cast, bool(exclusive), device, result_dtype,
                               position), (x.name,) + index, (carry_name,) + line if position else None)
