@@ -1542,12 +1542,55 @@ GP_DTYPES(GP_CORRELATE_KERNELS)
         GP_UNROLL(4)                                                                               \
         for (int p = 0; p < 4; ++p) GP_STORE(out + p * dst_p, r[bitreverse[p]]);                   \
     }                                                                                              \
+    /* A dense side of 2 to 7 elements (source rows of extent_p == src_q elements: deinterleave; or \
+     * destination rows of extent_q == dst_p: interleave) with its width a constant, which the      \
+     * compiler turns into shuffles: (2^20, 3) float32 0.80 ns an element element by element. */   \
+    GP_INLINE void deinterleave_##BYTES(const tr_lane_##BYTES *restrict in, tr_lane_##BYTES *restrict out, \
+                                        int64_t width, int64_t rows, int64_t dst_p)                \
+    {                                                                                              \
+        for (int64_t q = 0; q < rows; ++q)                                                         \
+            for (int64_t p = 0; p < width; ++p) out[p * dst_p + q] = in[q * width + p];            \
+    }                                                                                              \
+    GP_INLINE void interleave_##BYTES(const tr_lane_##BYTES *restrict in, tr_lane_##BYTES *restrict out, \
+                                      int64_t width, int64_t rows, int64_t src_q)                  \
+    {                                                                                              \
+        for (int64_t p = 0; p < rows; ++p)                                                         \
+            for (int64_t q = 0; q < width; ++q) out[p * width + q] = in[p + q * src_q];            \
+    }                                                                                              \
+    static int transpose_dense_narrow_##BYTES(const tr_lane_##BYTES *in, tr_lane_##BYTES *out, int64_t extent_p, \
+                                              int64_t extent_q, int64_t src_q, int64_t dst_p)      \
+    {                                                                                              \
+        if (extent_p == src_q && extent_p >= 2 && extent_p <= 7) {                                 \
+            switch (extent_p) {                                                                    \
+            case 2: deinterleave_##BYTES(in, out, 2, extent_q, dst_p); break;                      \
+            case 3: deinterleave_##BYTES(in, out, 3, extent_q, dst_p); break;                      \
+            case 4: deinterleave_##BYTES(in, out, 4, extent_q, dst_p); break;                      \
+            case 5: deinterleave_##BYTES(in, out, 5, extent_q, dst_p); break;                      \
+            case 6: deinterleave_##BYTES(in, out, 6, extent_q, dst_p); break;                      \
+            default: deinterleave_##BYTES(in, out, 7, extent_q, dst_p); break;                     \
+            }                                                                                      \
+            return 1;                                                                              \
+        }                                                                                          \
+        if (extent_q == dst_p && extent_q >= 2 && extent_q <= 7) {                                 \
+            switch (extent_q) {                                                                    \
+            case 2: interleave_##BYTES(in, out, 2, extent_p, src_q); break;                        \
+            case 3: interleave_##BYTES(in, out, 3, extent_p, src_q); break;                        \
+            case 4: interleave_##BYTES(in, out, 4, extent_p, src_q); break;                        \
+            case 5: interleave_##BYTES(in, out, 5, extent_p, src_q); break;                        \
+            case 6: interleave_##BYTES(in, out, 6, extent_p, src_q); break;                        \
+            default: interleave_##BYTES(in, out, 7, extent_p, src_q); break;                       \
+            }                                                                                      \
+            return 1;                                                                              \
+        }                                                                                          \
+        return 0;                                                                                  \
+    }                                                                                              \
     static void transpose_##BYTES(const void *source, void *target, int64_t extent_p, int64_t extent_q, \
                                   int64_t src_q, int64_t dst_p)                                    \
     {                                                                                              \
         enum { T = 8 * BYTES <= GP_NATIVE_BYTES ? 8 : 4 * BYTES <= GP_NATIVE_BYTES ? 4 : 1 };      \
         const tr_lane_##BYTES *in = source;                                                        \
         tr_lane_##BYTES *out = target;                                                             \
+        if (transpose_dense_narrow_##BYTES(in, out, extent_p, extent_q, src_q, dst_p)) return;     \
         for (int64_t q0 = 0; q0 < extent_q; q0 += 64)                                              \
             for (int64_t p0 = 0; p0 < extent_p; p0 += 64) {                                        \
                 const int64_t q1 = extent_q - q0 < 64 ? extent_q : q0 + 64;                        \
