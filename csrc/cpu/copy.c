@@ -168,9 +168,6 @@ char *gp_cpu_piece_buffer(const gp_copy_args *view, atomic_int *out_of_memory)
     return buffer;
 }
 
-/* The transpose table's index of an element size (1, 2, 4 or 8). */
-static int size_index(int64_t size) { return size == 1 ? 0 : size == 2 ? 1 : size == 4 ? 2 : 3; }
-
 int gp_cpu_copy(const gp_call *call, gp_error *err)
 {
     if (call->copy.elem_size != 1 && call->copy.elem_size != 2 && call->copy.elem_size != 4 && call->copy.elem_size != 8)
@@ -201,7 +198,7 @@ int gp_cpu_copy(const gp_call *call, gp_error *err)
         job.strips = (c->shape[last] + ROW_CHUNK - 1) / ROW_CHUNK;
     } else {
         job.strips = (c->shape[job.tile_axis] + STRIP - 1) / STRIP;
-        if (c->strides[job.tile_axis] == 1) job.transpose = gp_cpu_kernels_get()->transpose[size_index(c->elem_size)];
+        if (c->strides[job.tile_axis] == 1) job.transpose = gp_cpu_kernels_get()->transpose[gp_transpose_index(c->elem_size)];
     }
     job.tasks = job.pieces * job.strips;
     job.parts = gp_cpu_parts((double)count * (double)c->elem_size, job.tasks);

@@ -42,6 +42,10 @@ enum { GP_CPU_PIECE = 16384 };
  * accumulator row on the stack, and the count loops their per-lane counters. */
 enum { GP_CPU_COLUMN_TILE = 1024 };
 
+/* Scans along columns narrower than this run the row loops on transposed blocks (scan.c): a column
+ * loop's vectors would be mostly empty. */
+enum { GP_CPU_NARROW_COLUMNS = 16 };
+
 /* Reduces count (1 .. GP_CPU_PIECE) contiguous elements into *partial. */
 typedef void (*gp_reduce_run_fn)(const void *in, int64_t count, gp_partial *partial);
 /* Folds `rows` rows of `width` contiguous elements, rows `stride` elements apart, into the
@@ -91,6 +95,8 @@ typedef void (*gp_correlate_rows_fn)(void *out, int64_t width, const void *const
  * elements; the source contiguous along p, the destination along q). */
 typedef void (*gp_transpose_fn)(const void *in, void *out, int64_t extent_p, int64_t extent_q, int64_t src_q,
                                 int64_t dst_p);
+/* The index in gp_cpu_kernels.transpose of elements of `size` (1, 2, 4 or 8) bytes. */
+static inline int gp_transpose_index(int64_t size) { return size == 1 ? 0 : size == 2 ? 1 : size == 4 ? 2 : 3; }
 
 typedef struct {
     const char *name; /* "baseline", "avx2", "avx512" */

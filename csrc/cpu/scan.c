@@ -6,9 +6,13 @@
  * (gp_scan_args.initial, or the identity) combined with the pieces' totals before it (each total
  * computed by one loop, in double for floats).  One thread scans the pieces in turn, carrying the
  * offset; several threads first compute the totals of their pieces, then (after the offsets are
- * combined in piece order) scan them.  Both give the same bits.  Along another axis each column
- * carries its running value (from its initial value) from row to row, column tiles being the
- * threads' unit. */
+ * combined in piece order) scan them.  Both give the same bits.
+ *
+ * Along another axis each column carries its running value (from its initial value) from row to
+ * row, column tiles being the threads' unit.  Columns narrower than GP_CPU_NARROW_COLUMNS would
+ * leave the column loop's vectors mostly empty: there blocks of NARROW_ROWS rows are transposed,
+ * so that each column's piece of the block is contiguous, scanned as rows' pieces are (offsets
+ * from the pieces' totals, in the same two ways), and transposed back. */
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,8 +36,9 @@ typedef struct {
     gp_scan_run_fn run;
     gp_scan_total_fn total;
     gp_scan_columns_fn columns;
+    gp_transpose_fn transpose_in, transpose_out; /* narrow columns: blocks to pieces and back */
     int64_t in_size, out_size;
-    int64_t pieces;       /* per row (inner == 1) */
+    int64_t pieces;       /* per row (inner == 1), or per column (narrow columns: blocks) */
     gp_partial *offsets;  /* per piece, when threads share a row's pieces: totals, then offsets */
     int totals_pass;      /* pieces_range computes the totals (1) or scans the pieces (0) */
     int64_t tile, tiles;  /* column tiles (inner > 1) */
@@ -60,6 +65,21 @@ static gp_partial first_offset(const scan_job *job, int64_t row)
 static void add_total(const scan_job *job, gp_partial *offset, const gp_partial *total)
 {
     gp_scan_combine(job->acc, job->desc->op, job->is_signed, offset, total);
+}
+
+/* The pieces' totals of `rows` rows (offsets[row * pieces + piece]) replaced by their offsets: each
+ * row's first offset combined with the totals before the piece, in piece order. */
+static void offsets_from_totals(scan_job *job, int64_t rows)
+{
+    for (int64_t row = 0; row < rows; ++row) {
+        gp_partial offset = first_offset(job, row);
+        for (int64_t piece = 0; piece < job->pieces; ++piece) {
+            gp_partial *slot = &job->offsets[row * job->pieces + piece];
+            const gp_partial total = *slot;
+            *slot = offset;
+            add_total(job, &offset, &total);
+        }
+    }
 }
 
 /* ---- rows: inner == 1 ----------------------------------------------------------------------------- */
@@ -148,15 +168,7 @@ static int scan_rows(scan_job *job)
     const int64_t grain = gp_cpu_grain((double)GP_CPU_PIECE * (double)(job->in_size + job->out_size), job->tasks, job->parts);
     job->totals_pass = 1;
     gp_pool_for(job->parts, job->tasks, grain, pieces_range, job);
-    for (int64_t row = 0; row < d->outer; ++row) { /* the totals become offsets, in piece order */
-        gp_partial offset = first_offset(job, row);
-        for (int64_t piece = 0; piece < job->pieces; ++piece) {
-            gp_partial *slot = &job->offsets[row * job->pieces + piece];
-            const gp_partial total = *slot;
-            *slot = offset;
-            add_total(job, &offset, &total);
-        }
-    }
+    offsets_from_totals(job, d->outer);
     job->totals_pass = 0;
     if (!atomic_load(&job->out_of_memory)) gp_pool_for(job->parts, job->tasks, grain, pieces_range, job);
     free(job->offsets);
@@ -219,6 +231,148 @@ static void scan_columns(scan_job *job)
         for (int64_t task = 0; task < job->tasks; ++task) scan_tile(job, task);
 }
 
+/* ---- narrow columns: 1 < inner < GP_CPU_NARROW_COLUMNS ----------------------------------------- */
+
+/* Rows of a block: the length of the columns' pieces.  A block's transposed input and its outputs
+ * (at most 15 columns of 8 bytes: 60 KiB each) stay in a core's L2. */
+enum { NARROW_ROWS = 512 };
+
+/* A thread's copies of a block: the input transposed (column c's piece at c * NARROW_ROWS) and the
+ * columns' outputs, in the same layout. */
+typedef struct {
+    char *in, *out;
+} block_buffers;
+
+static int take_block_buffers(scan_job *job, block_buffers *buffers)
+{
+    const size_t elements = (size_t)(job->desc->inner * NARROW_ROWS);
+    buffers->in = malloc(elements * (size_t)job->in_size);
+    buffers->out = malloc(elements * (size_t)job->out_size);
+    if (buffers->in != NULL && buffers->out != NULL) return 0;
+    atomic_store(&job->out_of_memory, 1);
+    free(buffers->in);
+    free(buffers->out);
+    return -1;
+}
+
+static void drop_block_buffers(block_buffers *buffers)
+{
+    free(buffers->in);
+    free(buffers->out);
+}
+
+/* Transposes block `block` of outer index `outer` into buffers->in; returns its rows. */
+static int64_t load_block(const scan_job *job, int64_t outer, int64_t block, const block_buffers *buffers)
+{
+    const gp_scan_args *d = job->desc;
+    const int64_t first = block * NARROW_ROWS, rows = d->n - first < NARROW_ROWS ? d->n - first : NARROW_ROWS;
+    const char *in = job->in + (outer * d->n + first) * d->inner * job->in_size;
+    job->transpose_in(in, buffers->in, d->inner, rows, d->inner, NARROW_ROWS);
+    return rows;
+}
+
+/* Scans column `column`'s piece of the loaded block from *offset into buffers->out, its total to *total. */
+static void scan_block_column(const scan_job *job, int64_t column, int64_t rows, const gp_partial *offset,
+                              gp_partial *total, const block_buffers *buffers)
+{
+    job->run(buffers->in + column * NARROW_ROWS * job->in_size, rows,
+             buffers->out + column * NARROW_ROWS * job->out_size, job->desc->exclusive, (int)job->out_size, offset,
+             total);
+}
+
+/* Transposes the block's outputs in buffers->out back into the output. */
+static void store_block(const scan_job *job, int64_t outer, int64_t block, int64_t rows, const block_buffers *buffers)
+{
+    const gp_scan_args *d = job->desc;
+    char *out = job->out + (outer * d->n + block * NARROW_ROWS) * d->inner * job->out_size;
+    job->transpose_out(buffers->out, out, rows, d->inner, NARROW_ROWS, d->inner);
+}
+
+/* Scans the blocks of outer index `outer` in turn, every column carrying its offset. */
+static void scan_narrow_outer(const scan_job *job, int64_t outer, const block_buffers *buffers)
+{
+    const int64_t inner = job->desc->inner;
+    gp_partial offset[GP_CPU_NARROW_COLUMNS], total;
+    for (int64_t column = 0; column < inner; ++column) offset[column] = first_offset(job, outer * inner + column);
+    for (int64_t block = 0; block < job->pieces; ++block) {
+        const int64_t rows = load_block(job, outer, block, buffers);
+        for (int64_t column = 0; column < inner; ++column) {
+            scan_block_column(job, column, rows, &offset[column], &total, buffers);
+            add_total(job, &offset[column], &total);
+        }
+        store_block(job, outer, block, rows, buffers);
+    }
+}
+
+static void narrow_outer_range(void *ctx, int64_t first, int64_t last)
+{
+    scan_job *job = ctx;
+    block_buffers buffers;
+    if (take_block_buffers(job, &buffers)) return;
+    for (int64_t outer = first; outer < last; ++outer) scan_narrow_outer(job, outer, &buffers);
+    drop_block_buffers(&buffers);
+}
+
+/* The two passes over blocks (task: block task % pieces of outer index task / pieces): the columns'
+ * totals into offsets[], then (the totals combined into offsets) the columns scanned from them. */
+static void narrow_blocks_range(void *ctx, int64_t first, int64_t last)
+{
+    scan_job *job = ctx;
+    block_buffers buffers;
+    if (take_block_buffers(job, &buffers)) return;
+    const int64_t inner = job->desc->inner;
+    for (int64_t task = first; task < last; ++task) {
+        const int64_t outer = task / job->pieces, block = task % job->pieces;
+        const int64_t rows = load_block(job, outer, block, &buffers);
+        for (int64_t column = 0; column < inner; ++column) {
+            gp_partial *slot = &job->offsets[(outer * inner + column) * job->pieces + block];
+            if (job->totals_pass) {
+                job->total(buffers.in + column * NARROW_ROWS * job->in_size, rows, slot);
+            } else {
+                gp_partial ignored;
+                scan_block_column(job, column, rows, slot, &ignored, &buffers);
+            }
+        }
+        if (!job->totals_pass) store_block(job, outer, block, rows, &buffers);
+    }
+    drop_block_buffers(&buffers);
+}
+
+/* 0, or -1 when there was no memory for the threads' blocks. */
+static int scan_narrow_columns(scan_job *job)
+{
+    const gp_scan_args *d = job->desc;
+    const gp_cpu_kernels *kernels = gp_cpu_kernels_get();
+    job->transpose_in = kernels->transpose[gp_transpose_index(job->in_size)];
+    job->transpose_out = kernels->transpose[gp_transpose_index(job->out_size)];
+    job->pieces = (d->n + NARROW_ROWS - 1) / NARROW_ROWS;
+    const double bytes = (double)d->outer * (double)d->n * (double)d->inner * (double)(job->in_size + job->out_size);
+    job->parts = gp_cpu_parts(bytes, d->outer * job->pieces);
+    job->offsets = NULL;
+    if (job->parts > 1 && job->pieces > 1) {
+        job->offsets = malloc((size_t)(d->outer * d->inner * job->pieces) * sizeof *job->offsets);
+        if (job->offsets == NULL) job->parts = 1; /* one thread needs no memory */
+    }
+    const double block_bytes = (double)NARROW_ROWS * (double)d->inner * (double)(job->in_size + job->out_size);
+    if (job->offsets == NULL) {
+        job->tasks = d->outer;
+        if (job->parts > 1)
+            gp_pool_for(job->parts, job->tasks, gp_cpu_grain(block_bytes * (double)job->pieces, job->tasks, job->parts),
+                        narrow_outer_range, job);
+        else narrow_outer_range(job, 0, job->tasks);
+        return atomic_load(&job->out_of_memory) ? -1 : 0;
+    }
+    job->tasks = d->outer * job->pieces;
+    const int64_t grain = gp_cpu_grain(block_bytes, job->tasks, job->parts);
+    job->totals_pass = 1;
+    gp_pool_for(job->parts, job->tasks, grain, narrow_blocks_range, job);
+    offsets_from_totals(job, d->outer * d->inner);
+    job->totals_pass = 0;
+    if (!atomic_load(&job->out_of_memory)) gp_pool_for(job->parts, job->tasks, grain, narrow_blocks_range, job);
+    free(job->offsets);
+    return atomic_load(&job->out_of_memory) ? -1 : 0;
+}
+
 int gp_cpu_scan(const gp_call *call, gp_error *err)
 {
     const gp_scan_args *d = &call->scan;
@@ -234,10 +388,11 @@ int gp_cpu_scan(const gp_call *call, gp_error *err)
     job.out_size = gp_dtype_size(d->out_dtype);
     if (job.run == NULL || job.total == NULL || job.columns == NULL)
         return gp_fail(err, GP_ERR_INVALID, "scan: no CPU loop for this operator and dtype pair");
-    if (d->inner > 1) {
-        if (job.view != NULL) return gp_fail(err, GP_ERR_INVALID, "scan: a strided input along columns");
+    if (d->inner > 1 && job.view != NULL) return gp_fail(err, GP_ERR_INVALID, "scan: a strided input along columns");
+    if (d->inner >= GP_CPU_NARROW_COLUMNS) {
         scan_columns(&job);
         return 0;
     }
-    return scan_rows(&job) ? gp_fail(err, GP_ERR_NOMEM, "scan: out of host memory") : 0;
+    const int failed = d->inner > 1 ? scan_narrow_columns(&job) : scan_rows(&job);
+    return failed ? gp_fail(err, GP_ERR_NOMEM, "scan: out of host memory") : 0;
 }
