@@ -79,3 +79,20 @@ def test_cumulative_sum_with_its_initial_zero(device, dtype):
     a = _zeros(dtype, 300)
     _assert_same_signs(gpuprims.cumulative_sum(a, include_initial=True, device=device),
                        np.concatenate([np.zeros(1, dtype), np.cumsum(a)]))
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("n", SIZES)
+@pytest.mark.parametrize("name", ["min", "max", "nanmin", "nanmax"])
+def test_min_and_max_keep_negative_zeros(device, name, dtype, n):
+    """A -0.0 that is the extreme (all zeros negative, beside larger or smaller numbers, or NaNs for
+    the nan-functions) is returned as -0.0, flat and along each axis, as NumPy returns it."""
+    a = _zeros(dtype, n, nan_every=3 if name.startswith("nan") else 0, first_nan=1)
+    _assert_same_signs(getattr(gpuprims, name)(a, device=device), getattr(np, name)(a))
+    b = a.copy()
+    b[n // 2:] = 1.0 if name.endswith("min") else -1.0
+    if n > 1:  # the zeros beside larger numbers (min) or smaller ones (max)
+        _assert_same_signs(getattr(gpuprims, name)(b, device=device), getattr(np, name)(b))
+    rows = np.stack([a, a])
+    for axis in (0, 1):
+        _assert_same_signs(getattr(gpuprims, name)(rows, axis=axis, device=device), getattr(np, name)(rows, axis=axis))

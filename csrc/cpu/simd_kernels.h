@@ -431,7 +431,7 @@ GP_DTYPES(GP_MINMAX_SELECT)
         memcpy(lanes, acc, sizeof lanes);                                                          \
         __typeof__(acc[0][0]) best = lanes[0];                                                     \
         for (int j = 1; j < GP_PARTS * L; ++j) best = BETTER(lanes[j], best) ? lanes[j] : best;    \
-        const gp_vec_##NAME value = from_order_##NAME((ord_##NAME){0} + best);                     \
+        const gp_vec_##NAME value = from_order_##NAME(GP_SPLAT(ord_##NAME, best)); /* -0.0 kept */  \
         partial->u = 0;                                                                            \
         memcpy(&partial->u, &value, size);                                                         \
         partial->nan = 0;                                                                          \
