@@ -1,5 +1,6 @@
 """Reductions (sum, prod, mean, min, max) against NumPy."""
 
+import warnings
 
 import numpy as np
 import pytest
@@ -472,3 +473,42 @@ def test_float32_sum_is_as_accurate_as_numpy(device, kind):
             ours += abs(float(gpuprims.sum(a, device=device)) - exact)
             numpys += abs(float(np.sum(a)) - exact)
         assert ours <= numpys, f"2^{exponent} {kind}: error {ours} > NumPy's {numpys}"
+
+
+NARROW_WIDTHS = [2, 3, 7, 8, 15, 16]
+NARROW_ROWS = [1, 511, 513, 16384 + 515]  # one row, around a 512-row block, past a 16384-row piece
+
+
+@pytest.mark.parametrize("width", NARROW_WIDTHS)
+@pytest.mark.parametrize("rows", NARROW_ROWS)
+@pytest.mark.parametrize("dtype", ["int16", "float16", "float32", "float64"])
+@pytest.mark.parametrize("func", REDUCE_FUNCS)
+def test_narrow_columns(device, rng, func, dtype, rows, width):
+    """Columns narrower than 16, which the CPU backend reduces as rows of transposed blocks: two
+    outer indices, reduced along the middle axis."""
+    a = make_data(rng, dtype, (2, rows, width), data_kind(func))
+    check_reduce(func, a, gp_call(func, a, device, axis=1), axis=1)
+
+
+@pytest.mark.parametrize("width", NARROW_WIDTHS)
+@pytest.mark.parametrize("rows", NARROW_ROWS)
+@pytest.mark.parametrize("name", ["argmin", "argmax", "nanargmin", "nanargmax", "nanmin", "nanmax", "var",
+                                  "count_nonzero", "any"])
+def test_narrow_columns_family(device, rng, name, rows, width):
+    """The family along narrow columns: ties (values from a few levels), a NaN in the second outer
+    index's last block of one column, and a column of NaNs for the nan-functions."""
+    a = rng.integers(0, 4, size=(2, rows, width)).astype(np.float32)
+    a[1, rows - 1 - rows // 3, width // 2] = np.nan
+    if name.startswith("nan") and name != "nanargmin" and name != "nanargmax":
+        a[0, :, 0] = np.nan
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        try:
+            expected = getattr(np, name)(a, axis=1)
+        except ValueError:  # nanargmin/nanargmax of a slice of NaNs (one row, the NaN in it)
+            with pytest.raises(ValueError):
+                getattr(gpuprims, name)(a, axis=1, device=device)
+            return
+        got = getattr(gpuprims, name)(a, axis=1, device=device)
+    assert got.dtype == expected.dtype and got.shape == expected.shape
+    np.testing.assert_allclose(got, expected, rtol=1e-6, equal_nan=True)

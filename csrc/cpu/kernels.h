@@ -42,9 +42,10 @@ enum { GP_CPU_PIECE = 16384 };
  * accumulator row on the stack, and the count loops their per-lane counters. */
 enum { GP_CPU_COLUMN_TILE = 1024 };
 
-/* Scans along columns narrower than this run the row loops on transposed blocks (scan.c): a column
- * loop's vectors would be mostly empty. */
-enum { GP_CPU_NARROW_COLUMNS = 16 };
+/* Reductions and scans along columns narrower than this run the row loops on transposed blocks of
+ * GP_CPU_NARROW_ROWS rows (reduce.c, scan.c): a column loop's vectors would be mostly empty.  A
+ * block (at most 15 columns of 8 bytes, 60 KiB) stays in a core's L2. */
+enum { GP_CPU_NARROW_COLUMNS = 16, GP_CPU_NARROW_ROWS = 512 };
 
 /* Reduces count (1 .. GP_CPU_PIECE) contiguous elements into *partial. */
 typedef void (*gp_reduce_run_fn)(const void *in, int64_t count, gp_partial *partial);

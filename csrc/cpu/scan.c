@@ -10,9 +10,9 @@
  *
  * Along another axis each column carries its running value (from its initial value) from row to
  * row, column tiles being the threads' unit.  Columns narrower than GP_CPU_NARROW_COLUMNS would
- * leave the column loop's vectors mostly empty: there blocks of NARROW_ROWS rows are transposed,
- * so that each column's piece of the block is contiguous, scanned as rows' pieces are (offsets
- * from the pieces' totals, in the same two ways), and transposed back. */
+ * leave the column loop's vectors mostly empty: there blocks of GP_CPU_NARROW_ROWS rows are
+ * transposed, so that each column's piece of the block is contiguous, scanned as rows' pieces are
+ * (offsets from the pieces' totals, in the same two ways), and transposed back. */
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -233,19 +233,15 @@ static void scan_columns(scan_job *job)
 
 /* ---- narrow columns: 1 < inner < GP_CPU_NARROW_COLUMNS ----------------------------------------- */
 
-/* Rows of a block: the length of the columns' pieces.  A block's transposed input and its outputs
- * (at most 15 columns of 8 bytes: 60 KiB each) stay in a core's L2. */
-enum { NARROW_ROWS = 512 };
-
-/* A thread's copies of a block: the input transposed (column c's piece at c * NARROW_ROWS) and the
- * columns' outputs, in the same layout. */
+/* A thread's copies of a block, whose rows are the length of the columns' pieces: the input
+ * transposed (column c's piece at c * GP_CPU_NARROW_ROWS) and the columns' outputs, in that layout. */
 typedef struct {
     char *in, *out;
 } block_buffers;
 
 static int take_block_buffers(scan_job *job, block_buffers *buffers)
 {
-    const size_t elements = (size_t)(job->desc->inner * NARROW_ROWS);
+    const size_t elements = (size_t)(job->desc->inner * GP_CPU_NARROW_ROWS);
     buffers->in = malloc(elements * (size_t)job->in_size);
     buffers->out = malloc(elements * (size_t)job->out_size);
     if (buffers->in != NULL && buffers->out != NULL) return 0;
@@ -265,9 +261,10 @@ static void drop_block_buffers(block_buffers *buffers)
 static int64_t load_block(const scan_job *job, int64_t outer, int64_t block, const block_buffers *buffers)
 {
     const gp_scan_args *d = job->desc;
-    const int64_t first = block * NARROW_ROWS, rows = d->n - first < NARROW_ROWS ? d->n - first : NARROW_ROWS;
+    const int64_t first = block * GP_CPU_NARROW_ROWS;
+    const int64_t rows = d->n - first < GP_CPU_NARROW_ROWS ? d->n - first : GP_CPU_NARROW_ROWS;
     const char *in = job->in + (outer * d->n + first) * d->inner * job->in_size;
-    job->transpose_in(in, buffers->in, d->inner, rows, d->inner, NARROW_ROWS);
+    job->transpose_in(in, buffers->in, d->inner, rows, d->inner, GP_CPU_NARROW_ROWS);
     return rows;
 }
 
@@ -275,17 +272,17 @@ static int64_t load_block(const scan_job *job, int64_t outer, int64_t block, con
 static void scan_block_column(const scan_job *job, int64_t column, int64_t rows, const gp_partial *offset,
                               gp_partial *total, const block_buffers *buffers)
 {
-    job->run(buffers->in + column * NARROW_ROWS * job->in_size, rows,
-             buffers->out + column * NARROW_ROWS * job->out_size, job->desc->exclusive, (int)job->out_size, offset,
-             total);
+    const int64_t at = column * GP_CPU_NARROW_ROWS;
+    job->run(buffers->in + at * job->in_size, rows, buffers->out + at * job->out_size, job->desc->exclusive,
+             (int)job->out_size, offset, total);
 }
 
 /* Transposes the block's outputs in buffers->out back into the output. */
 static void store_block(const scan_job *job, int64_t outer, int64_t block, int64_t rows, const block_buffers *buffers)
 {
     const gp_scan_args *d = job->desc;
-    char *out = job->out + (outer * d->n + block * NARROW_ROWS) * d->inner * job->out_size;
-    job->transpose_out(buffers->out, out, rows, d->inner, NARROW_ROWS, d->inner);
+    char *out = job->out + (outer * d->n + block * GP_CPU_NARROW_ROWS) * d->inner * job->out_size;
+    job->transpose_out(buffers->out, out, rows, d->inner, GP_CPU_NARROW_ROWS, d->inner);
 }
 
 /* Scans the blocks of outer index `outer` in turn, every column carrying its offset. */
@@ -327,7 +324,7 @@ static void narrow_blocks_range(void *ctx, int64_t first, int64_t last)
         for (int64_t column = 0; column < inner; ++column) {
             gp_partial *slot = &job->offsets[(outer * inner + column) * job->pieces + block];
             if (job->totals_pass) {
-                job->total(buffers.in + column * NARROW_ROWS * job->in_size, rows, slot);
+                job->total(buffers.in + column * GP_CPU_NARROW_ROWS * job->in_size, rows, slot);
             } else {
                 gp_partial ignored;
                 scan_block_column(job, column, rows, slot, &ignored, &buffers);
@@ -345,7 +342,7 @@ static int scan_narrow_columns(scan_job *job)
     const gp_cpu_kernels *kernels = gp_cpu_kernels_get();
     job->transpose_in = kernels->transpose[gp_transpose_index(job->in_size)];
     job->transpose_out = kernels->transpose[gp_transpose_index(job->out_size)];
-    job->pieces = (d->n + NARROW_ROWS - 1) / NARROW_ROWS;
+    job->pieces = (d->n + GP_CPU_NARROW_ROWS - 1) / GP_CPU_NARROW_ROWS;
     const double bytes = (double)d->outer * (double)d->n * (double)d->inner * (double)(job->in_size + job->out_size);
     job->parts = gp_cpu_parts(bytes, d->outer * job->pieces);
     job->offsets = NULL;
@@ -353,7 +350,7 @@ static int scan_narrow_columns(scan_job *job)
         job->offsets = malloc((size_t)(d->outer * d->inner * job->pieces) * sizeof *job->offsets);
         if (job->offsets == NULL) job->parts = 1; /* one thread needs no memory */
     }
-    const double block_bytes = (double)NARROW_ROWS * (double)d->inner * (double)(job->in_size + job->out_size);
+    const double block_bytes = (double)GP_CPU_NARROW_ROWS * (double)d->inner * (double)(job->in_size + job->out_size);
     if (job->offsets == NULL) {
         job->tasks = d->outer;
         if (job->parts > 1)
