@@ -280,9 +280,11 @@ def _check_inexact_out(op, a, out):
 def _with_initial(op, result, initial):
     """`result` of gpuprims.<op> (sum, prod, min, max and their nan-forms) with `initial` folded in
     by NumPy's reduce itself, so that `initial` is converted to the result's dtype as NumPy's
-    reductions convert it (NumPy 2: OverflowError for a Python int out of its range)."""
+    reductions convert it (NumPy 2: OverflowError for a Python int out of its range) and the
+    result keeps its dtype (a narrow integer wraps, a bool sum stays a logical or)."""
     host = np.asarray(result.get() if isinstance(result, DeviceArray) else result)
-    folded = _FOLD[op].reduce(host[np.newaxis], axis=0, initial=initial)  # NumPy's own conversion of initial
+    # dtype=: np.add.reduce would otherwise sum narrow integers and bools as the platform integer
+    folded = _FOLD[op].reduce(host[np.newaxis], axis=0, dtype=host.dtype, initial=initial)
     return like_input(folded, result)
 
 

@@ -1,5 +1,6 @@
 """out= on every reduction that returns an array, and initial= on sum, prod, min and max, against
 NumPy: shapes, dtypes (out's cast), empty selections, errors, host and device-resident data."""
+import itertools
 import warnings
 
 import numpy as np
@@ -178,3 +179,31 @@ def test_initial_of_the_nan_functions(device, rng, func):
         _check(got, getattr(np, func)(a, axis=axis, initial=0.25), "float64")
     _check(getattr(gpuprims, func)(np.zeros(0), initial=3.0, device=device), getattr(np, func)(np.zeros(0), initial=3.0),
            "float64")
+
+
+@pytest.mark.parametrize("func", ["sum", "prod", "nansum", "nanprod", "min", "max", "nanmin", "nanmax"])
+def test_initial_in_a_narrow_result_dtype(device, func):
+    """initial= is folded in the result's dtype, as NumPy reduces in it: a narrow integer result wraps,
+    a bool sum stays a logical or, and a Python int out of the dtype's range is NumPy 2's OverflowError."""
+    a = np.array([[100, 100, 3], [100, 27, 0]], np.int8)
+    dtypes = ("int8", "int16", "uint8", "bool") if func.endswith(("sum", "prod")) else (None,)
+    for dtype, initial, (axis, keepdims) in itertools.product(dtypes, (100, 10, 1, 0, -2**40),
+                                                            ((None, False), (1, False), (0, True))):
+        kwargs = {"axis": axis, "keepdims": keepdims, "initial": initial}
+        if dtype is not None:
+            kwargs["dtype"] = dtype
+        with warnings.catch_warnings():  # NumPy 1.26 converts out-of-range ints with a DeprecationWarning
+            warnings.simplefilter("ignore", DeprecationWarning)
+            try:
+                expected = getattr(np, func)(a, **kwargs)
+            except OverflowError:  # NumPy 2 refuses them
+                with pytest.raises(OverflowError):
+                    getattr(gpuprims, func)(a, device=device, **kwargs)
+                continue
+            got = getattr(gpuprims, func)(a, device=device, **kwargs)
+            assert type(got) is type(expected)
+            _check(got, expected, a.dtype)
+            out, reference = np.full(np.shape(expected), 99, np.int64), np.empty(np.shape(expected), np.int64)
+            assert getattr(gpuprims, func)(a, out=out, device=device, **kwargs) is out
+            getattr(np, func)(a, out=reference, **kwargs)
+            _check(out, reference, a.dtype)
