@@ -512,7 +512,7 @@ def _moments(op, a, axis, dtype, ddof, keepdims, device):
             return like_input(_NUMPY[op](host, axis=axes, dtype=dtype, keepdims=keepdims, **kwargs), array)
         return Plan.by_numpy(by_numpy)
     plan = _reduction(op, array.dtype, array.ndim, axes, dtype, keepdims).plan(array, index, float(ddof))
-    plan.finish = _numpy_where_not_finite(op, array, axes, dtype, ddof, plan.finish)
+    plan.finish = _numpy_where_not_finite(op, array, axes, dtype, ddof, plan.finish, count)
     return plan
 
 
@@ -526,8 +526,8 @@ def _any_nan(result):
 
 
 def _holds_non_finite(result):
-    """Whether a float result holds NaN or inf (a device result: by its max and min, two elements
-    brought back)."""
+    """Whether a float array (a result, or an input) holds NaN or inf (a device array: by its max and
+    min, two elements brought back)."""
     if result.dtype.kind != "f" or not np.size(result):
         return False
     if isinstance(result, DeviceArray):
@@ -535,19 +535,22 @@ def _holds_non_finite(result):
     return not bool(np.isfinite(result).all())
 
 
-def _numpy_where_not_finite(op, array, axes, dtype, ddof, finish):
+def _numpy_where_not_finite(op, array, axes, dtype, ddof, finish, count):
     """var, std, nanmean, nanvar and nanstd's finish step: `finish`, then, only where the result
-    holds NaN or inf, NumPy's answer instead, computed by NumPy on the host input with all its
-    signals: its floating-point errors in every numpy.errstate mode (from the steps where NumPy
-    meets them: the sum's "reduce", the "subtract" of an infinite mean, the squares' "multiply")
-    and the nan-functions' warning of a slice without enough numbers.  The backends' one pass
-    shifts every element by its piece's first, which infinities and values near the float's
-    largest turn into NaN or inf where NumPy's two passes give inf or a number."""
+    holds NaN or inf (or, for slices of `count` 1 element, the input does), NumPy's answer instead,
+    computed by NumPy on the host input with all its signals: its floating-point errors in every
+    numpy.errstate mode (from the steps where NumPy meets them: the sum's "reduce", the "subtract"
+    of an infinite mean, the squares' "multiply") and the nan-functions' warning of a slice without
+    enough numbers.  The backends' one pass shifts every element by its piece's first, which
+    infinities and values near the float's largest turn into NaN or inf where NumPy's two passes
+    give inf or a number.  A slice of one element is a deviation of 0 to the backends (along
+    columns: no element after the first is shifted), where NumPy's x - mean is NaN for a NaN or an
+    infinite x."""
     numpy_kwargs = {} if op == "nanmean" else {"ddof": ddof}
 
     def check(output):
         result = output if finish is None else finish(output)
-        if not _holds_non_finite(result):
+        if not _holds_non_finite(result) and not (count == 1 and _holds_non_finite(array)):
             return result
         host = array.get() if isinstance(array, DeviceArray) else array
         expected = np.asarray(_NUMPY[op](host, axis=axes, dtype=dtype, **numpy_kwargs), result.dtype)
