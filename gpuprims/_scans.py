@@ -183,8 +183,8 @@ def _run_with_initial(name, x, axis, dtype, out, include_initial, device):
         return result if out is None else cast_into(out, result)
     result = np.empty(shape, scan.result_dtype) if out is None else out
     before = (slice(None),) * scan.axis
-    result[before + (slice(0, 1),)] = scan.identity
     scan.plan(array, index).run(result[before + (slice(1, None),)])
+    result[before + (slice(0, 1),)] = scan.identity  # after the scan, which reads an input `out` may overlap
     return result
 
 

@@ -207,3 +207,34 @@ def test_initial_in_a_narrow_result_dtype(device, func):
             assert getattr(gpuprims, func)(a, out=out, device=device, **kwargs) is out
             getattr(np, func)(a, out=reference, **kwargs)
             _check(out, reference, a.dtype)
+
+
+@pytest.mark.parametrize("func", ["sum", "prod", "min", "max", "argmin", "argmax", "nansum", "nanmax"])
+def test_out_overlapping_the_input(device, func):
+    """An out= that overlaps the input (one of its rows) gets NumPy's result: the reduction of the
+    input as it was before (NumPy buffers the result)."""
+    for shape, axis, row in (((4, 4), 1, 3), ((4, 4), 1, 0), ((300, 300), 1, -1), ((300, 300), 1, 150),
+                             ((300, 300), 0, -1), ((300, 300), 0, 0)):
+        base = (np.arange(shape[0] * shape[1]) * 5 % 17 + 1).astype(np.int64).reshape(shape)
+        expected = base.copy()
+        expected[row] = getattr(np, func)(base, axis=axis)
+        a = base.copy()
+        out = a[row]
+        assert getattr(gpuprims, func)(a, axis=axis, out=out, device=device) is out
+        np.testing.assert_array_equal(a, expected)
+    if not func.startswith("arg"):  # no axis reduced: out= the input itself
+        a = np.arange(12.0).reshape(3, 4)
+        assert getattr(gpuprims, func)(a, axis=(), out=a, device=device) is a
+        np.testing.assert_array_equal(a, np.arange(12.0).reshape(3, 4))
+
+
+@cuda
+@pytest.mark.parametrize("func", ["sum", "argmax"])
+def test_device_resident_out_overlapping_the_input(func):
+    base = (np.arange(300 * 300) * 5 % 17 + 1).astype(np.int64).reshape(300, 300)
+    expected = base.copy()
+    expected[-1] = getattr(np, func)(base, axis=1)
+    d = gpuprims.to_device(base)
+    last_row = gpuprims.DeviceArray(d, d.ptr + 299 * 300 * d.itemsize, (300,), d.dtype, (d.itemsize,), d.device_index)
+    assert getattr(gpuprims, func)(d, axis=1, out=last_row) is last_row
+    np.testing.assert_array_equal(d.get(), expected)
