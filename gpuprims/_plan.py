@@ -242,6 +242,13 @@ def _same_elements(source, out):
     return contiguous and source.dtype == out.dtype and source.size == out.size and source_address == out_address
 
 
+def check_out_is_array(name, out):
+    """NumPy's first check of an out= argument, made before any result is computed: TypeError for
+    one that is not an array (check_out checks the rest once the result's shape is known)."""
+    if out is not None and not isinstance(out, (np.ndarray, DeviceArray)):
+        raise TypeError(f"gpuprims.{name}: out must be an array, not {type(out).__name__}")
+
+
 def check_out(name, out, shape, source):
     """A function's out= argument checked as NumPy does (TypeError for one that is not an array of
     the source's kind or of a supported dtype, ValueError for another shape, or a device array on

@@ -26,7 +26,7 @@ from ._boundary import (array_input, axis_index, keepdims_flag, like_input, norm
                         supported)
 from ._device_array import DeviceArray
 from ._fperrors import report_cast_overflow
-from ._plan import QUICK_AXIS_SLOTS, QUICK_SLOTS, Plan, cast_into, check_out
+from ._plan import QUICK_AXIS_SLOTS, QUICK_SLOTS, Plan, cast_into, check_out, check_out_is_array
 
 _OPS = {"sum": 0, "prod": 1, "min": 2, "max": 3, "argmin": 4, "argmax": 5, "any": 6, "all": 7, "count_nonzero": 8,
         "var": 9, "std": 10, "mean": 11}
@@ -243,17 +243,17 @@ def _result(op, a, axis, dtype, keepdims, device, out=None, initial=None, plan_o
 
 def _deliver(op, plan, out, initial=None):
     """The result of gpuprims.<op>'s plan with NumPy's `initial` folded in (sum, prod, min, max)
-    and written into `out` when given: NumPy's checks (its shape; for argmin and argmax a dtype
-    intp casts to safely, for std a float dtype), then an unsafe cast, as NumPy's reductions write
-    `out`."""
+    and written into `out` when given: NumPy's checks (an array, before anything is computed; its
+    shape; for argmin and argmax a dtype intp casts to safely, for std a float dtype), then an
+    unsafe cast, as NumPy's reductions write `out`."""
+    check_out_is_array(op, out)
     out_checked = False
     if op in ("argmin", "argmax", "nanargmin", "nanargmax") and out is not None:
         if plan.entry is not None:  # numpy.argmin checks out's shape before its dtype
             check_out(op, out, plan.out_shape, plan.source)
             out_checked = True
-        if not np.can_cast(getattr(out, "dtype", object), np.intp):
-            raise TypeError(f"gpuprims.{op}: cannot cast out's dtype {getattr(out, 'dtype', type(out))} to intp "
-                            "according to the rule 'safe'")
+        if not np.can_cast(out.dtype, np.intp):
+            raise TypeError(f"gpuprims.{op}: cannot cast out's dtype {out.dtype} to intp according to the rule 'safe'")
     if op in ("std", "nanstd") and out is not None and out.dtype.kind != "f":  # NumPy's sqrt writes out in place
         raise TypeError(f"gpuprims.{op}: cannot write the float result into out of dtype {out.dtype} "
                         "with casting rule 'same_kind'")

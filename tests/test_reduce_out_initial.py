@@ -144,6 +144,17 @@ def test_out_errors_like_numpy(device):
         gpuprims.max(a, axis=0, out=readonly, device=device)
 
 
+@pytest.mark.parametrize("func", FUNCS)
+def test_out_that_is_no_array_is_a_typeerror(device, func):
+    """An out= that is not an array: TypeError before anything is computed, as NumPy's reductions
+    (not the AttributeError of NumPy's nanmean, nanvar and nanstd, nor an empty min's ValueError)."""
+    for a in (np.ones(3), np.zeros(0)):
+        for out in ([0.0], 0.0, "x"):
+            with pytest.raises(TypeError), warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)  # an empty mean's
+                getattr(gpuprims, func)(a, out=out, device=device)
+
+
 def test_quick_lane_leaves_out_and_initial_alone():
     a = np.arange(64, dtype=np.float32)
     gpuprims.sum(a, device="cpu")
