@@ -224,10 +224,21 @@ def test_cumulative_rules():
         gpuprims.cumulative_sum(np.ones((2, 3)))
     with pytest.raises(TypeError):
         gpuprims.cumulative_sum(np.ones(3), 0)  # axis is keyword-only
-    with pytest.raises(TypeError):
-        gpuprims.cumulative_prod(np.ones(3), include_initial="yes")
+    with pytest.raises(ValueError):  # include_initial is a truth value: an array's is ambiguous
+        gpuprims.cumulative_prod(np.ones(3), include_initial=np.array([True, False]))
     np.testing.assert_array_equal(gpuprims.cumulative_sum(np.arange(4), dtype=np.float32, include_initial=True),
                                   [0, 0, 1, 3, 6])
+
+
+@pytest.mark.parametrize("include_initial", [True, False, 1, 0, None, "yes", "", 2.5, [], [0], np.bool_(True)],
+                         ids=repr)
+@pytest.mark.parametrize("name", ["cumulative_sum", "cumulative_prod"])
+def test_include_initial_is_read_as_a_truth_value(path, name, include_initial):
+    a = np.arange(1, 5, dtype=np.int32)
+    got = call(path, name, a, include_initial=include_initial)
+    np.testing.assert_array_equal(got, numpy_cumulative(name, a, None, include_initial=bool(include_initial)))
+    if hasattr(np, "cumulative_sum"):  # NumPy >= 2.1 itself
+        np.testing.assert_array_equal(got, getattr(np, name)(a, include_initial=include_initial))
 
 
 @pytest.mark.skipif(not hasattr(np, "cumulative_sum"), reason="NumPy >= 2.1 has the cumulative functions")
