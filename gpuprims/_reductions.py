@@ -751,7 +751,8 @@ def count_nonzero(a, axis=None, *, keepdims=False, device=None):
     axis : None or int or tuple of ints, optional
         Axes to count along; None counts the whole array.
     keepdims : bool, optional
-        Keep the counted axes as dimensions of size one.
+        Keep the counted axes as dimensions of size one.  As NumPy, a false value (None too) with
+        `axis` None counts the whole array; others are read as :func:`gpuprims.sum` reads them.
     device : {None, "cpu", "cuda", "cuda:N"}, optional
         Where to compute, as in :func:`gpuprims.sum`.
 
@@ -762,6 +763,8 @@ def count_nonzero(a, axis=None, *, keepdims=False, device=None):
         NumPy 2.3, an intp scalar since); else an intp array; a DeviceArray (0-d for a whole-array
         count) for device-resident input.
     """
+    if axis is None and not keepdims:  # NumPy's whole-array count reads keepdims as a truth value (None too)
+        keepdims = False
     plan = _reduce("count_nonzero", a, axis, None, keepdims, device)
     if axis is None and not keepdims and plan.entry is not None and not isinstance(plan.source, DeviceArray):
         plan.finish = _COUNT_TYPE
