@@ -157,14 +157,22 @@ class Plan:
             _core.learn_quick(slot, a.dtype.num, recipe[0], default_index(), *recipe[1:])
 
     def _writes_into(self, out):
-        """Whether the backend's output can go straight into `out`: no finish step, and `out` of the
-        output's dtype (native), C-contiguous and writeable, where the source is."""
+        """Whether the backend's output can go straight into `out`: no finish step; `out` of the
+        output's dtype (native), C-contiguous and writeable, where the source is; and `out` apart
+        from the source or, for a scan, the source itself (each element is read before it is
+        written).  Another `out` that overlaps the source gets the result through a buffer, as
+        NumPy's does."""
         if self.entry is None or self.finish is not None or out.dtype != self.out_dtype:
             return False
+        source = self.source
         if isinstance(out, DeviceArray):
-            return isinstance(self.source, DeviceArray) and out.is_c_contiguous and not out.readonly
-        flags = out.flags
-        return type(self.source) is np.ndarray and flags.c_contiguous and flags.aligned and flags.writeable
+            if not (isinstance(source, DeviceArray) and out.is_c_contiguous and not out.readonly):
+                return False
+        else:
+            flags = out.flags
+            if not (type(source) is np.ndarray and flags.c_contiguous and flags.aligned and flags.writeable):
+                return False
+        return not _may_share_memory(source, out) or (self.entry is _core.scan and _same_elements(source, out))
 
     def _call(self, repeats, out=None):
         """The core's entry on the plan's source: the output (repeats 0; into the DeviceArray `out`
@@ -199,6 +207,46 @@ class Plan:
     def tiles(self):
         """The tiles the streamed route would cut the call into (boxes of its view)."""
         return self._call(_TILES)
+
+
+def _extent(array):
+    """The device addresses [first, end) that the DeviceArray's elements span."""
+    if array.size == 0:
+        return array.ptr, array.ptr
+    first = end = array.ptr
+    for size, stride in zip(array.shape, array.strides):
+        if stride < 0:
+            first += (size - 1) * stride
+        else:
+            end += (size - 1) * stride
+    return first, end + array.itemsize
+
+
+def _may_share_memory(a, b):
+    """Whether two arrays of the same kind may share memory (NumPy's bounds check; device arrays:
+    the address ranges they span on one device)."""
+    if not isinstance(a, DeviceArray):
+        return np.may_share_memory(a, b)
+    (a_first, a_end), (b_first, b_end) = _extent(a), _extent(b)
+    return a.device_index == b.device_index and a_first < b_end and b_first < a_end
+
+
+def _same_elements(source, out):
+    """Whether the C-contiguous `out` holds the source's elements in their order, in the same dtype:
+    where a scan can write its result in place."""
+    if isinstance(source, DeviceArray):
+        contiguous, source_address, out_address = source.is_c_contiguous, source.ptr, out.ptr
+    else:
+        contiguous = source.flags.c_contiguous
+        source_address, out_address = source.__array_interface__["data"][0], out.__array_interface__["data"][0]
+    return contiguous and source.dtype == out.dtype and source.size == out.size and source_address == out_address
+
+
+def check_out_is_array(name, out):
+    """NumPy's first check of an out= argument, made before any result is computed: TypeError for
+    one that is not an array (check_out checks the rest once the result's shape is known)."""
+    if out is not None and not isinstance(out, (np.ndarray, DeviceArray)):
+        raise TypeError(f"gpuprims.{name}: out must be an array, not {type(out).__name__}")
 
 
 def check_out(name, out, shape, source):

@@ -26,7 +26,7 @@ from ._boundary import (array_input, axis_index, keepdims_flag, like_input, norm
                         supported)
 from ._device_array import DeviceArray
 from ._fperrors import report_cast_overflow
-from ._plan import QUICK_AXIS_SLOTS, QUICK_SLOTS, Plan, cast_into, check_out
+from ._plan import QUICK_AXIS_SLOTS, QUICK_SLOTS, Plan, cast_into, check_out, check_out_is_array
 
 _OPS = {"sum": 0, "prod": 1, "min": 2, "max": 3, "argmin": 4, "argmax": 5, "any": 6, "all": 7, "count_nonzero": 8,
         "var": 9, "std": 10, "mean": 11}
@@ -243,17 +243,17 @@ def _result(op, a, axis, dtype, keepdims, device, out=None, initial=None, plan_o
 
 def _deliver(op, plan, out, initial=None):
     """The result of gpuprims.<op>'s plan with NumPy's `initial` folded in (sum, prod, min, max)
-    and written into `out` when given: NumPy's checks (its shape; for argmin and argmax a dtype
-    intp casts to safely, for std a float dtype), then an unsafe cast, as NumPy's reductions write
-    `out`."""
+    and written into `out` when given: NumPy's checks (an array, before anything is computed; its
+    shape; for argmin and argmax a dtype intp casts to safely, for std a float dtype), then an
+    unsafe cast, as NumPy's reductions write `out`."""
+    check_out_is_array(op, out)
     out_checked = False
     if op in ("argmin", "argmax", "nanargmin", "nanargmax") and out is not None:
         if plan.entry is not None:  # numpy.argmin checks out's shape before its dtype
             check_out(op, out, plan.out_shape, plan.source)
             out_checked = True
-        if not np.can_cast(getattr(out, "dtype", object), np.intp):
-            raise TypeError(f"gpuprims.{op}: cannot cast out's dtype {getattr(out, 'dtype', type(out))} to intp "
-                            "according to the rule 'safe'")
+        if not np.can_cast(out.dtype, np.intp):
+            raise TypeError(f"gpuprims.{op}: cannot cast out's dtype {out.dtype} to intp according to the rule 'safe'")
     if op in ("std", "nanstd") and out is not None and out.dtype.kind != "f":  # NumPy's sqrt writes out in place
         raise TypeError(f"gpuprims.{op}: cannot write the float result into out of dtype {out.dtype} "
                         "with casting rule 'same_kind'")
@@ -280,9 +280,11 @@ def _check_inexact_out(op, a, out):
 def _with_initial(op, result, initial):
     """`result` of gpuprims.<op> (sum, prod, min, max and their nan-forms) with `initial` folded in
     by NumPy's reduce itself, so that `initial` is converted to the result's dtype as NumPy's
-    reductions convert it (NumPy 2: OverflowError for a Python int out of its range)."""
+    reductions convert it (NumPy 2: OverflowError for a Python int out of its range) and the
+    result keeps its dtype (a narrow integer wraps, a bool sum stays a logical or)."""
     host = np.asarray(result.get() if isinstance(result, DeviceArray) else result)
-    folded = _FOLD[op].reduce(host[np.newaxis], axis=0, initial=initial)  # NumPy's own conversion of initial
+    # dtype=: np.add.reduce would otherwise sum narrow integers and bools as the platform integer
+    folded = _FOLD[op].reduce(host[np.newaxis], axis=0, dtype=host.dtype, initial=initial)
     return like_input(folded, result)
 
 
@@ -510,7 +512,7 @@ def _moments(op, a, axis, dtype, ddof, keepdims, device):
             return like_input(_NUMPY[op](host, axis=axes, dtype=dtype, keepdims=keepdims, **kwargs), array)
         return Plan.by_numpy(by_numpy)
     plan = _reduction(op, array.dtype, array.ndim, axes, dtype, keepdims).plan(array, index, float(ddof))
-    plan.finish = _numpy_where_not_finite(op, array, axes, dtype, ddof, plan.finish)
+    plan.finish = _numpy_where_not_finite(op, array, axes, dtype, ddof, plan.finish, count)
     return plan
 
 
@@ -524,8 +526,8 @@ def _any_nan(result):
 
 
 def _holds_non_finite(result):
-    """Whether a float result holds NaN or inf (a device result: by its max and min, two elements
-    brought back)."""
+    """Whether a float array (a result, or an input) holds NaN or inf (a device array: by its max and
+    min, two elements brought back)."""
     if result.dtype.kind != "f" or not np.size(result):
         return False
     if isinstance(result, DeviceArray):
@@ -533,19 +535,22 @@ def _holds_non_finite(result):
     return not bool(np.isfinite(result).all())
 
 
-def _numpy_where_not_finite(op, array, axes, dtype, ddof, finish):
+def _numpy_where_not_finite(op, array, axes, dtype, ddof, finish, count):
     """var, std, nanmean, nanvar and nanstd's finish step: `finish`, then, only where the result
-    holds NaN or inf, NumPy's answer instead, computed by NumPy on the host input with all its
-    signals: its floating-point errors in every numpy.errstate mode (from the steps where NumPy
-    meets them: the sum's "reduce", the "subtract" of an infinite mean, the squares' "multiply")
-    and the nan-functions' warning of a slice without enough numbers.  The backends' one pass
-    shifts every element by its piece's first, which infinities and values near the float's
-    largest turn into NaN or inf where NumPy's two passes give inf or a number."""
+    holds NaN or inf (or, for slices of `count` 1 element, the input does), NumPy's answer instead,
+    computed by NumPy on the host input with all its signals: its floating-point errors in every
+    numpy.errstate mode (from the steps where NumPy meets them: the sum's "reduce", the "subtract"
+    of an infinite mean, the squares' "multiply") and the nan-functions' warning of a slice without
+    enough numbers.  The backends' one pass shifts every element by its piece's first, which
+    infinities and values near the float's largest turn into NaN or inf where NumPy's two passes
+    give inf or a number.  A slice of one element is a deviation of 0 to the backends (along
+    columns: no element after the first is shifted), where NumPy's x - mean is NaN for a NaN or an
+    infinite x."""
     numpy_kwargs = {} if op == "nanmean" else {"ddof": ddof}
 
     def check(output):
         result = output if finish is None else finish(output)
-        if not _holds_non_finite(result):
+        if not _holds_non_finite(result) and not (count == 1 and _holds_non_finite(array)):
             return result
         host = array.get() if isinstance(array, DeviceArray) else array
         expected = np.asarray(_NUMPY[op](host, axis=axes, dtype=dtype, **numpy_kwargs), result.dtype)
@@ -746,7 +751,8 @@ def count_nonzero(a, axis=None, *, keepdims=False, device=None):
     axis : None or int or tuple of ints, optional
         Axes to count along; None counts the whole array.
     keepdims : bool, optional
-        Keep the counted axes as dimensions of size one.
+        Keep the counted axes as dimensions of size one.  As NumPy, a false value (None too) with
+        `axis` None counts the whole array; others are read as :func:`gpuprims.sum` reads them.
     device : {None, "cpu", "cuda", "cuda:N"}, optional
         Where to compute, as in :func:`gpuprims.sum`.
 
@@ -757,6 +763,8 @@ def count_nonzero(a, axis=None, *, keepdims=False, device=None):
         NumPy 2.3, an intp scalar since); else an intp array; a DeviceArray (0-d for a whole-array
         count) for device-resident input.
     """
+    if axis is None and not keepdims:  # NumPy's whole-array count reads keepdims as a truth value (None too)
+        keepdims = False
     plan = _reduce("count_nonzero", a, axis, None, keepdims, device)
     if axis is None and not keepdims and plan.entry is not None and not isinstance(plan.source, DeviceArray):
         plan.finish = _COUNT_TYPE

@@ -163,8 +163,7 @@ def _run(name, a, axis, dtype, out, device, exclusive=False):
 
 def _run_with_initial(name, x, axis, dtype, out, include_initial, device):
     """cumulative_sum / cumulative_prod: NumPy >= 2.1's rules (axis required for ndim > 1; 0-d is
-    1-d), include_initial putting the identity first."""
-    include_initial = bool_flag(include_initial, "include_initial")
+    1-d), include_initial (read as a truth value, as NumPy reads it) putting the identity first."""
     array, index = array_input(x, name, device)
     if axis is None and array.ndim > 1:
         raise ValueError("For arrays which have more than one dimension ``axis`` argument is required.")
@@ -183,8 +182,8 @@ def _run_with_initial(name, x, axis, dtype, out, include_initial, device):
         return result if out is None else cast_into(out, result)
     result = np.empty(shape, scan.result_dtype) if out is None else out
     before = (slice(None),) * scan.axis
-    result[before + (slice(0, 1),)] = scan.identity
     scan.plan(array, index).run(result[before + (slice(1, None),)])
+    result[before + (slice(0, 1),)] = scan.identity  # after the scan, which reads an input `out` may overlap
     return result
 
 
@@ -388,7 +387,8 @@ def cumulative_sum(x, /, *, axis=None, dtype=None, out=None, include_initial=Fal
     out : numpy.ndarray or DeviceArray, optional
         Where to write the result, as in :func:`gpuprims.prefix_sum`.
     include_initial : bool, optional
-        If True, the result starts with the sum's identity (0) and is one longer along `axis`.
+        If true, the result starts with the sum's identity (0) and is one longer along `axis`.  Any
+        truth value is taken, as NumPy takes it.
     device : {None, "cpu", "cuda", "cuda:N"}, optional
         Where to compute (None: the fastest).
 

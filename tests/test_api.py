@@ -183,6 +183,24 @@ def test_keepdims_accepts_what_numpy_accepts(device, func, value):
     np.testing.assert_allclose(got, expected)
 
 
+@pytest.mark.parametrize("value", [True, False, 1, 0, 2, None, "yes", "", 1.0, 0.0, [], np.bool_(False),
+                                   np.array(True)], ids=repr)
+@pytest.mark.parametrize("axis", [None, 0, (0, 1)])
+def test_count_nonzero_keepdims_like_numpy(device, axis, value):
+    """numpy.count_nonzero counts the whole array for any false keepdims (None, "" ...) with axis
+    None; other keepdims go to a sum, which reads them as the reductions do."""
+    a = np.array([[0.0, 1.0, 2.0], [3.0, 0.0, np.nan]])
+    try:
+        expected = np.count_nonzero(a, axis=axis, keepdims=value)
+    except TypeError:
+        with pytest.raises(TypeError):
+            gpuprims.count_nonzero(a, axis=axis, keepdims=value, device=device)
+        return
+    got = gpuprims.count_nonzero(a, axis=axis, keepdims=value, device=device)
+    assert type(got) is type(expected) and np.shape(got) == np.shape(expected)
+    np.testing.assert_array_equal(got, expected)
+
+
 # ------------------------------------------------------------------ axis ---
 
 AXIS_ERROR_CASES = [

@@ -1,5 +1,6 @@
 """out= on every reduction that returns an array, and initial= on sum, prod, min and max, against
 NumPy: shapes, dtypes (out's cast), empty selections, errors, host and device-resident data."""
+import itertools
 import warnings
 
 import numpy as np
@@ -143,6 +144,17 @@ def test_out_errors_like_numpy(device):
         gpuprims.max(a, axis=0, out=readonly, device=device)
 
 
+@pytest.mark.parametrize("func", FUNCS)
+def test_out_that_is_no_array_is_a_typeerror(device, func):
+    """An out= that is not an array: TypeError before anything is computed, as NumPy's reductions
+    (not the AttributeError of NumPy's nanmean, nanvar and nanstd, nor an empty min's ValueError)."""
+    for a in (np.ones(3), np.zeros(0)):
+        for out in ([0.0], 0.0, "x"):
+            with pytest.raises(TypeError), warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)  # an empty mean's
+                getattr(gpuprims, func)(a, out=out, device=device)
+
+
 def test_quick_lane_leaves_out_and_initial_alone():
     a = np.arange(64, dtype=np.float32)
     gpuprims.sum(a, device="cpu")
@@ -178,3 +190,62 @@ def test_initial_of_the_nan_functions(device, rng, func):
         _check(got, getattr(np, func)(a, axis=axis, initial=0.25), "float64")
     _check(getattr(gpuprims, func)(np.zeros(0), initial=3.0, device=device), getattr(np, func)(np.zeros(0), initial=3.0),
            "float64")
+
+
+@pytest.mark.parametrize("func", ["sum", "prod", "nansum", "nanprod", "min", "max", "nanmin", "nanmax"])
+def test_initial_in_a_narrow_result_dtype(device, func):
+    """initial= is folded in the result's dtype, as NumPy reduces in it: a narrow integer result wraps,
+    a bool sum stays a logical or, and a Python int out of the dtype's range is NumPy 2's OverflowError."""
+    a = np.array([[100, 100, 3], [100, 27, 0]], np.int8)
+    dtypes = ("int8", "int16", "uint8", "bool") if func.endswith(("sum", "prod")) else (None,)
+    for dtype, initial, (axis, keepdims) in itertools.product(dtypes, (100, 10, 1, 0, -2**40),
+                                                            ((None, False), (1, False), (0, True))):
+        kwargs = {"axis": axis, "keepdims": keepdims, "initial": initial}
+        if dtype is not None:
+            kwargs["dtype"] = dtype
+        with warnings.catch_warnings():  # NumPy 1.26 converts out-of-range ints with a DeprecationWarning
+            warnings.simplefilter("ignore", DeprecationWarning)
+            try:
+                expected = getattr(np, func)(a, **kwargs)
+            except OverflowError:  # NumPy 2 refuses them
+                with pytest.raises(OverflowError):
+                    getattr(gpuprims, func)(a, device=device, **kwargs)
+                continue
+            got = getattr(gpuprims, func)(a, device=device, **kwargs)
+            assert type(got) is type(expected)
+            _check(got, expected, a.dtype)
+            out, reference = np.full(np.shape(expected), 99, np.int64), np.empty(np.shape(expected), np.int64)
+            assert getattr(gpuprims, func)(a, out=out, device=device, **kwargs) is out
+            getattr(np, func)(a, out=reference, **kwargs)
+            _check(out, reference, a.dtype)
+
+
+@pytest.mark.parametrize("func", ["sum", "prod", "min", "max", "argmin", "argmax", "nansum", "nanmax"])
+def test_out_overlapping_the_input(device, func):
+    """An out= that overlaps the input (one of its rows) gets NumPy's result: the reduction of the
+    input as it was before (NumPy buffers the result)."""
+    for shape, axis, row in (((4, 4), 1, 3), ((4, 4), 1, 0), ((300, 300), 1, -1), ((300, 300), 1, 150),
+                             ((300, 300), 0, -1), ((300, 300), 0, 0)):
+        base = (np.arange(shape[0] * shape[1]) * 5 % 17 + 1).astype(np.int64).reshape(shape)
+        expected = base.copy()
+        expected[row] = getattr(np, func)(base, axis=axis)
+        a = base.copy()
+        out = a[row]
+        assert getattr(gpuprims, func)(a, axis=axis, out=out, device=device) is out
+        np.testing.assert_array_equal(a, expected)
+    if not func.startswith("arg"):  # no axis reduced: out= the input itself
+        a = np.arange(12.0).reshape(3, 4)
+        assert getattr(gpuprims, func)(a, axis=(), out=a, device=device) is a
+        np.testing.assert_array_equal(a, np.arange(12.0).reshape(3, 4))
+
+
+@cuda
+@pytest.mark.parametrize("func", ["sum", "argmax"])
+def test_device_resident_out_overlapping_the_input(func):
+    base = (np.arange(300 * 300) * 5 % 17 + 1).astype(np.int64).reshape(300, 300)
+    expected = base.copy()
+    expected[-1] = getattr(np, func)(base, axis=1)
+    d = gpuprims.to_device(base)
+    last_row = gpuprims.DeviceArray(d, d.ptr + 299 * 300 * d.itemsize, (300,), d.dtype, (d.itemsize,), d.device_index)
+    assert getattr(gpuprims, func)(d, axis=1, out=last_row) is last_row
+    np.testing.assert_array_equal(d.get(), expected)

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import gpuprims
+from gpuprims import _plan
 from gp_testutils import (ALL_DTYPES, FLOAT_DTYPES, INT_DTYPES, _eps, _spacing, _tiny, assert_exact,
                           assert_float_close, make_data)
 
@@ -223,10 +224,21 @@ def test_cumulative_rules():
         gpuprims.cumulative_sum(np.ones((2, 3)))
     with pytest.raises(TypeError):
         gpuprims.cumulative_sum(np.ones(3), 0)  # axis is keyword-only
-    with pytest.raises(TypeError):
-        gpuprims.cumulative_prod(np.ones(3), include_initial="yes")
+    with pytest.raises(ValueError):  # include_initial is a truth value: an array's is ambiguous
+        gpuprims.cumulative_prod(np.ones(3), include_initial=np.array([True, False]))
     np.testing.assert_array_equal(gpuprims.cumulative_sum(np.arange(4), dtype=np.float32, include_initial=True),
                                   [0, 0, 1, 3, 6])
+
+
+@pytest.mark.parametrize("include_initial", [True, False, 1, 0, None, "yes", "", 2.5, [], [0], np.bool_(True)],
+                         ids=repr)
+@pytest.mark.parametrize("name", ["cumulative_sum", "cumulative_prod"])
+def test_include_initial_is_read_as_a_truth_value(path, name, include_initial):
+    a = np.arange(1, 5, dtype=np.int32)
+    got = call(path, name, a, include_initial=include_initial)
+    np.testing.assert_array_equal(got, numpy_cumulative(name, a, None, include_initial=bool(include_initial)))
+    if hasattr(np, "cumulative_sum"):  # NumPy >= 2.1 itself
+        np.testing.assert_array_equal(got, getattr(np, name)(a, include_initial=include_initial))
 
 
 @pytest.mark.skipif(not hasattr(np, "cumulative_sum"), reason="NumPy >= 2.1 has the cumulative functions")
@@ -323,6 +335,60 @@ def test_out_with_include_initial(path, rng):
         assert gpuprims.cumulative_prod(a, axis=1, include_initial=True, out=out, device=device) is out
         got = out
     np.testing.assert_array_equal(got, numpy_cumulative("cumulative_prod", a, 1, include_initial=True))
+
+
+def views_of(path, base):
+    """view(start, shape): the elements of `base` (1-D, C-contiguous) from `start` as a C-contiguous
+    array of `shape`, a view of one copy of `base` (a device copy on the resident path), and that
+    copy's values on the host."""
+    if path != "resident":
+        copy = base.copy()
+        return (lambda start, shape: copy[start:start + math.prod(shape)].reshape(shape)), (lambda: copy)
+    d = gpuprims.to_device(base)
+    strides = lambda shape: tuple(math.prod(shape[axis + 1:]) * d.itemsize for axis in range(len(shape)))
+    return ((lambda start, shape: gpuprims.DeviceArray(d, d.ptr + start * d.itemsize, shape, d.dtype, strides(shape),
+                                                       d.device_index)), d.get)
+
+
+OVERLAPS = [(0, 1, (19999,), None), (1, 0, (19999,), None), (0, 5000, (10000,), 0), (0, 30, (40, 30), 0),
+            (30, 0, (40, 30), 0), (0, 7, (40, 30), 1), (0, 0, (40, 30), None)]
+
+
+@pytest.mark.parametrize("source,target,shape,axis", OVERLAPS)
+@pytest.mark.parametrize("name", SCANS)
+def test_out_overlapping_the_input(path, name, source, target, shape, axis):
+    """An out= that overlaps the input gets NumPy's result: the scan of the input as it was before
+    (NumPy buffers the result); out= the input itself is scanned in place, without a buffer."""
+    base = (np.arange(20000) % 7 + 1).astype(np.int64)
+    size = math.prod(shape)
+    result_shape = (size,) if axis is None else shape
+    expected = base.copy()
+    expected[target:target + size] = numpy_scan(name.replace("prefix_sum", "cumsum"),
+                                                 base[source:source + size].reshape(shape), axis).reshape(-1)
+    view, values = views_of(path, base)
+    a, out = view(source, shape), view(target, result_shape)
+    kwargs = {} if path == "resident" else {"device": "cpu" if path == "cpu" else "cuda"}
+    if source == target:
+        assert _plan.planned(getattr(gpuprims, name), a, axis=axis, out=out, **kwargs)._writes_into(out)
+    assert getattr(gpuprims, name)(a, axis=axis, out=out, **kwargs) is out
+    np.testing.assert_array_equal(values(), expected)
+
+
+@pytest.mark.parametrize("source,target,shape,axis", [(0, 0, (19999,), 0), (1, 0, (19999,), 0), (0, 1, (19998,), 0),
+                                                      (0, 0, (39, 30), 0), (0, 0, (40, 29), 1), (1, 0, (40, 29), 1)])
+@pytest.mark.parametrize("name", ["cumulative_sum", "cumulative_prod"])
+def test_out_with_include_initial_overlapping_the_input(path, name, source, target, shape, axis):
+    """include_initial writes its identities after the scan has read the input that out= overlaps."""
+    base = (np.arange(20000) % 7 + 1).astype(np.int64)
+    result_shape = shape[:axis] + (shape[axis] + 1,) + shape[axis + 1:]
+    expected = base.copy()
+    scanned = numpy_cumulative(name, base[source:source + math.prod(shape)].reshape(shape), axis, include_initial=True)
+    expected[target:target + scanned.size] = scanned.reshape(-1)
+    view, values = views_of(path, base)
+    a, out = view(source, shape), view(target, result_shape)
+    kwargs = {} if path == "resident" else {"device": "cpu" if path == "cpu" else "cuda"}
+    assert getattr(gpuprims, name)(a, axis=axis, out=out, include_initial=True, **kwargs) is out
+    np.testing.assert_array_equal(values(), expected)
 
 
 @pytest.mark.skipif(not gpuprims.cuda_available(), reason="CUDA not available")

@@ -151,6 +151,25 @@ def test_ddof_at_or_above_the_count_like_numpy(device, func):
         assert np.array_equal(got, expected, equal_nan=True)
 
 
+@pytest.mark.parametrize("func", FUNCS + ["nanvar", "nanstd"])
+def test_slices_of_one_element_not_finite_like_numpy(device, func):
+    """A slice of one NaN or inf, along any axis (columns too): NumPy's x - mean is NaN, with its
+    RuntimeWarning for an inf, where a finite x gives 0."""
+    for a, axis in ((np.array([[np.nan, 1.0]]), 0), (np.array([[np.inf, 1.0]], np.float32), 0),
+                    (np.ones((3, 1, 4)) * np.array([1, 1, 1, np.nan]), 1), (np.array([[-np.inf], [2.0]]), 1),
+                    (np.array([[-np.inf, np.nan, 3.0]], np.float16), 0), (np.array([np.inf]), None)):
+        for ddof in (0, 0.5):
+            with warnings.catch_warnings(record=True) as numpy_warned:
+                warnings.simplefilter("always")
+                expected = getattr(np, func)(a, axis=axis, ddof=ddof)
+            with warnings.catch_warnings(record=True) as warned:
+                warnings.simplefilter("always")
+                got = getattr(gpuprims, func)(a, axis=axis, ddof=ddof, device=device)
+            assert [str(w.message) for w in warned] == [str(w.message) for w in numpy_warned]
+            assert_same_kind_of_result(got, expected, src=a)
+            assert np.array_equal(got, expected, equal_nan=True)
+
+
 @pytest.mark.parametrize("func", FUNCS)
 def test_empty_zero_dim_and_errors_like_numpy(device, func):
     for shape, axis in (((0,), None), ((3, 0), 1), ((0, 4), 0), ((0, 4), 1)):
