@@ -101,7 +101,7 @@ def scan_target(threads):
 
 def layouts(rng, dtype, exponent, axes):
     """(label, array, axis, memcpy seconds) cases of 2^exponent elements: flat (axis None) and, when
-    `axes`, a square-ish 2-D array along each axis."""
+    `axes`, a square-ish 2-D array along each axis and a tall one of 4 columns along its columns."""
     n = 1 << exponent
     flat = data(rng, dtype, n)
     cases = [("", flat, None, memcpy_time(flat))]
@@ -110,6 +110,9 @@ def layouts(rng, dtype, exponent, axes):
         square = data(rng, dtype, (side, n // side))
         copy_s = memcpy_time(square)
         cases += [(f" {side}x{n // side} axis={axis}", square, axis, copy_s) for axis in (0, 1)]
+        if n >= 64:
+            tall = data(rng, dtype, (n // 4, 4))
+            cases.append((f" {n // 4}x4 axis=0", tall, 0, copy_s))
     return cases
 
 
@@ -164,6 +167,10 @@ def run_transposes(table, rng, dtypes):
         gp_s = best_time(lambda: gpuprims.transpose(a, device="cpu"))
         np_s = best_time(lambda: np.ascontiguousarray(a.T))
         table.row(f"transpose {dtype}", "4096^2", gp_s, np_s, 0.25 if dtype == "float32" else None, memcpy_time(a))
+        tall = data(rng, dtype, (1 << 20, 3))  # a dense side of 3: a deinterleave
+        gp_s = best_time(lambda: gpuprims.transpose(tall, device="cpu"))
+        np_s = best_time(lambda: np.ascontiguousarray(tall.T))
+        table.row(f"transpose {dtype} (2^20, 3)", "3*2^20", gp_s, np_s, 1.0, memcpy_time(tall))
 
 
 def run_small_calls(table, rng, dtypes):
