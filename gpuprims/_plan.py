@@ -272,6 +272,20 @@ def check_out(name, out, shape, source):
     return out
 
 
+def out_loop_dtype(dtype, in_dtype, out):
+    """The dtype NumPy's ufunc reductions and accumulations (sum, prod, cumsum, cumprod and their
+    nan-forms) compute in: `dtype` when given; else, with an array `out`, the promotion of its dtype
+    and the input's (numpy.sum of int64 into a float64 `out` adds floats and does not wrap around;
+    numpy.min folds `initial` in it); else None, the function's own rule.  A promotion gpuprims has
+    no backend for (complex) leaves the function's own rule, its result cast into `out`."""
+    out_dtype = getattr(out, "dtype", None) if dtype is None else None
+    if not isinstance(out_dtype, np.dtype):
+        return dtype
+    from ._boundary import supported
+    promoted = np.promote_types(in_dtype, out_dtype)
+    return promoted if supported(promoted) else None
+
+
 def cast_into(out, result):
     """`result` copied into `out` (checked by check_out) with NumPy's unsafe cast; `out`."""
     if isinstance(out, DeviceArray):

@@ -26,7 +26,7 @@ from ._boundary import (array_input, axis_index, keepdims_flag, like_input, norm
                         supported)
 from ._device_array import DeviceArray
 from ._fperrors import report_cast_overflow
-from ._plan import QUICK_AXIS_SLOTS, QUICK_SLOTS, Plan, cast_into, check_out, check_out_is_array
+from ._plan import QUICK_AXIS_SLOTS, QUICK_SLOTS, Plan, cast_into, check_out, check_out_is_array, out_loop_dtype
 
 _OPS = {"sum": 0, "prod": 1, "min": 2, "max": 3, "argmin": 4, "argmax": 5, "any": 6, "all": 7, "count_nonzero": 8,
         "var": 9, "std": 10, "mean": 11}
@@ -185,28 +185,33 @@ def _dtype_argument(name, dtype):
     return dtype
 
 
-def _reduce(op, a, axis, dtype, keepdims, device, initial=None):
+def _reduce(op, a, axis, dtype, keepdims, device, initial=None, out=None):
     """The plan of gpuprims.<op> (an empty input's with NumPy's answer for `initial`; others leave
-    `initial` to _deliver)."""
+    `initial` to _deliver), in NumPy's loop dtype for an `out` without dtype=."""
     if type(keepdims) is not bool:
         keepdims = keepdims_flag(keepdims)
     array, index = array_input(a, op, device)
+    loop_dtype = out_loop_dtype(dtype, array.dtype, out)
+    if op in _ACCUMULATING:
+        dtype = loop_dtype
     if array.size == 0:  # no work: NumPy's own identities, errors and warnings
-        return _numpy_plan(op, array, axis, dtype, keepdims, initial)
+        return _numpy_plan(op, array, axis, dtype, keepdims, initial, loop_dtype)
     reduction = _reduction(op, array.dtype, array.ndim, axis, dtype, keepdims)
     if reduction.by_numpy:
-        return _numpy_plan(op, array, axis, dtype, keepdims, initial)
+        return _numpy_plan(op, array, axis, dtype, keepdims, initial, loop_dtype)
     return reduction.plan(array, index)
 
 
-def _numpy_plan(op, array, axis, dtype, keepdims, initial=None):
+def _numpy_plan(op, array, axis, dtype, keepdims, initial=None, loop_dtype=None):
     """The plan whose result NumPy's function computes (on the host; moved to the input's device),
-    with `initial` when given."""
+    with `initial` when given (min and max compare in `loop_dtype`, out's, where it is converted)."""
     axes = None if axis is None else reduced_axes(axis, array.ndim)
     kwargs = {"dtype": dtype} if op in _ACCUMULATING else {}
     if initial is not None:
         kwargs["initial"] = initial
     host = array.get() if isinstance(array, DeviceArray) and array.size else on_host(array)
+    if initial is not None and op not in _ACCUMULATING and loop_dtype is not None:
+        host = host.astype(loop_dtype)
     return Plan.by_numpy(lambda: like_input(_NUMPY[op](host, axis=axes, keepdims=keepdims, **kwargs), array))
 
 
@@ -238,7 +243,7 @@ def _result(op, a, axis, dtype, keepdims, device, out=None, initial=None, plan_o
         plan = plan_of(op, a, axis, dtype, keepdims, device)
         plan.teach_quick_lane(slot, a, *arguments)
         return plan.run()
-    return _deliver(op, plan_of(op, a, axis, dtype, keepdims, device, initial), out, initial)
+    return _deliver(op, plan_of(op, a, axis, dtype, keepdims, device, initial, out), out, initial)
 
 
 def _deliver(op, plan, out, initial=None):
@@ -264,7 +269,7 @@ def _deliver(op, plan, out, initial=None):
             return plan.run(out if out_checked else check_out(op, out, plan.out_shape, plan.source))
         result = plan.run()
     else:
-        result = _with_initial(op, plan.run(), initial)
+        result = _with_initial(op, plan.run(), initial, out)
     if out is None:
         return result
     return cast_into(check_out(op, out, np.shape(result), result), result)
@@ -277,20 +282,23 @@ def _check_inexact_out(op, a, out):
             raise TypeError(f"gpuprims.{op}: if a is inexact, then out must be inexact")
 
 
-def _with_initial(op, result, initial):
+def _with_initial(op, result, initial, out=None):
     """`result` of gpuprims.<op> (sum, prod, min, max and their nan-forms) with `initial` folded in
-    by NumPy's reduce itself, so that `initial` is converted to the result's dtype as NumPy's
+    by NumPy's reduce itself, so that `initial` is converted to NumPy's loop dtype as NumPy's
     reductions convert it (NumPy 2: OverflowError for a Python int out of its range) and the
-    result keeps its dtype (a narrow integer wraps, a bool sum stays a logical or)."""
+    result keeps its dtype (a narrow integer wraps, a bool sum stays a logical or).  The loop dtype
+    is the result's; min and max with an `out` compare in its promotion with the input's."""
     host = np.asarray(result.get() if isinstance(result, DeviceArray) else result)
+    dtype = host.dtype if op in _ACCUMULATING else out_loop_dtype(None, host.dtype, out)
     # dtype=: np.add.reduce would otherwise sum narrow integers and bools as the platform integer
-    folded = _FOLD[op].reduce(host[np.newaxis], axis=0, dtype=host.dtype, initial=initial)
+    folded = _FOLD[op].reduce(host[np.newaxis], axis=0, dtype=host.dtype if dtype is None else dtype,
+                              initial=initial)
     return like_input(folded, result)
 
 
-def _arg_reduce(op, a, axis, dtype, keepdims, device, initial=None):
-    """The plan of gpuprims.argmin/argmax (dtype and initial: None, as _result passes them): one int
-    axis or None (the flattened array)."""
+def _arg_reduce(op, a, axis, dtype, keepdims, device, initial=None, out=None):
+    """The plan of gpuprims.argmin/argmax (dtype and initial: None, as _result passes them; out: its
+    intp result is cast into it): one int axis or None (the flattened array)."""
     keepdims = bool(keepdims)  # numpy.argmin reads keepdims as a truth value, unlike the ufunc reductions
     array, index = array_input(a, op, device)
     if isinstance(axis, tuple) and op.startswith("nan") and array.dtype.kind == "f":
@@ -411,13 +419,14 @@ def max(a, axis=None, out=None, keepdims=False, initial=None, *, device=None):
     return _result("max", a, axis, None, keepdims, device, out, initial)
 
 
-def mean_sum_dtype(in_dtype, dtype):
-    """The dtype numpy.mean sums in: float64 for integers and bool, float32 for float16."""
+def mean_sum_dtype(in_dtype, dtype, out=None):
+    """The dtype numpy.mean sums in: float64 for integers and bool, float32 for float16, and for
+    float32 and float64 with an `out` its promotion with theirs (numpy.mean sums into `out`)."""
     if dtype is not None:
         return dtype
     if in_dtype.kind in "biu":
         return np.float64
-    return np.float32 if in_dtype == np.float16 else None
+    return np.float32 if in_dtype == np.float16 else out_loop_dtype(None, in_dtype, out)
 
 
 def mean_division(count, float16_result):
@@ -473,9 +482,11 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, device=None):
         return _deliver("mean", Plan.by_numpy(lambda: like_input(
             np.mean(on_host(array), axis=axes, dtype=dtype, keepdims=keepdims), array)), out)
     accumulation_dtype("mean", array.dtype, dtype)  # validates dtype=
-    plan = _reduction("sum", array.dtype, array.ndim, axes, mean_sum_dtype(array.dtype, dtype), keepdims).plan(array, index)
+    sum_dtype = mean_sum_dtype(array.dtype, dtype, out)
+    plan = _reduction("sum", array.dtype, array.ndim, axes, sum_dtype, keepdims).plan(array, index)
     sum_finish = plan.finish
-    float16_result = dtype is None and array.dtype == np.float16
+    # numpy.mean divides a float16 input's float32 sum in float32, rounded to float16 unless out= takes it
+    float16_result = dtype is None and out is None and array.dtype == np.float16
     divide = mean_division(math.prod(array.shape[axis] for axis in axes), float16_result)
     if quick and sum_finish is None:
         plan.teach_quick_lane(slot, a, *arguments, mean_of=np.dtype(np.float16) if float16_result else plan.out_dtype)

@@ -14,7 +14,7 @@ import numpy as np
 from . import _core
 from ._boundary import array_input, axis_index, bool_flag, like_input, supported
 from ._device_array import DeviceArray
-from ._plan import QUICK_SLOTS, Plan, cast_into, check_out
+from ._plan import QUICK_SLOTS, Plan, cast_into, check_out, out_loop_dtype
 from ._reductions import backend_dtypes, cast_to
 
 _SUM, _PROD, _MIN, _MAX = 0, 1, 2, 3  # the core's operators (gp_op)
@@ -142,6 +142,12 @@ def _scan_of(name, in_dtype, ndim, axis, dtype, exclusive):
     return _Scan(name, in_dtype, ndim, axis, dtype, exclusive)
 
 
+def _loop_dtype(name, dtype, array, out):
+    """The dtype= a sum or product scan runs with: NumPy's accumulate computes in out's promotion
+    with the input's dtype when no dtype= is given (cummax and cummin keep the input's)."""
+    return dtype if _OPERATORS[name][1] is None else out_loop_dtype(dtype, array.dtype, out)
+
+
 def _run(name, a, axis, dtype, out, device, exclusive=False):
     """The result of the scan `name` of `a` (into `out` when given); the common call from the
     core's quick lane, which the first such call for each dtype teaches."""
@@ -155,7 +161,7 @@ def _run(name, a, axis, dtype, out, device, exclusive=False):
         plan.teach_quick_lane(slot, a)
         return plan.run()
     array, index = array_input(a, name, device)
-    scan = _scan_of(name, array.dtype, array.ndim, axis, dtype, exclusive)
+    scan = _scan_of(name, array.dtype, array.ndim, axis, _loop_dtype(name, dtype, array, out), exclusive)
     if out is None:
         return scan.plan(array, index).run()
     return scan.plan(array, index).run(check_out(name, out, scan.result_shape(array.shape), array))
@@ -172,7 +178,7 @@ def _run_with_initial(name, x, axis, dtype, out, include_initial, device):
         if len(axes) != 1:
             raise ValueError("accumulate does not allow multiple axes")
         axis = axes[0]
-    scan = _scan_of(name, array.dtype, array.ndim, axis, dtype, False)
+    scan = _scan_of(name, array.dtype, array.ndim, axis, _loop_dtype(name, dtype, array, out), False)
     if not include_initial:
         return scan.plan(array, index).run(check_out(name, out, scan.result_shape(array.shape), array))
     shape = scan.result_shape(array.shape, initial=True)

@@ -220,6 +220,32 @@ def test_initial_in_a_narrow_result_dtype(device, func):
             _check(out, reference, a.dtype)
 
 
+@pytest.mark.parametrize("func", ["sum", "prod", "nansum", "nanprod", "min", "max", "nanmin", "nanmax", "mean"])
+def test_out_sets_the_loop_dtype(device, func):
+    """Without dtype=, NumPy's reductions compute in the promotion of out's dtype and the input's:
+    int64 sums into a float64 out do not wrap around, int8's `initial` is an int64 or a float
+    there, and float32 means into a float64 out are summed in float64."""
+    big = np.array([[1, 2**62, 2**62], [2**40, 2**40, 3]], np.int64)
+    small = np.array([[100, 100, 3], [100, 27, 0]], np.int8)
+    floats = np.random.default_rng(7).random((3, 1001), np.float32)
+    cases = [(big, np.float64, {}), (small, np.float64, {"initial": 1.5}), (small, np.int64, {"initial": -2**40}),
+             (small[:0], np.int64, {"initial": 2**40}), (floats, np.float64, {})]
+    for a, out_dtype, extra in cases:
+        if func == "mean":
+            extra = {}
+        for axis in (None, 0, 1):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)  # an empty mean's; prod's float overflow
+                try:
+                    shape = np.shape(getattr(np, func)(a.astype(out_dtype), axis=axis, **extra))
+                except ValueError:  # an empty selection's min without initial
+                    continue
+                expected, out = np.full(shape, 99, out_dtype), np.full(shape, 99, out_dtype)
+                getattr(np, func)(a, axis=axis, out=expected, **extra)
+                assert getattr(gpuprims, func)(a, axis=axis, out=out, device=device, **extra) is out
+            np.testing.assert_allclose(out, expected, rtol=1e-13, atol=0, err_msg=f"{a.dtype} {axis} {extra}")
+
+
 @pytest.mark.parametrize("func", ["sum", "prod", "min", "max", "argmin", "argmax", "nansum", "nanmax"])
 def test_out_overlapping_the_input(device, func):
     """An out= that overlaps the input (one of its rows) gets NumPy's result: the reduction of the

@@ -3,6 +3,7 @@ every scan, against NumPy on every path: the CPU backend, the GPU's short path, 
 data (results stay on the device) and the forced streaming path (GPU cases skip without one).
 Float results are compared with float64 references; integer, bool, min and max results exactly."""
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -285,6 +286,28 @@ def test_out(path, rng, name, out_dtype):
         assert result is out
         got = out
     np.testing.assert_array_equal(got, expected.astype(dtype))
+
+
+@pytest.mark.parametrize("name", ["cumsum", "cumprod", "nancumsum", "nancumprod", "cumulative_sum"])
+def test_out_sets_the_loop_dtype(path, name):
+    """Without dtype=, NumPy's accumulate computes in the promotion of out's dtype and the input's:
+    int64 sums and products into a float64 out do not wrap around."""
+    a = np.array([[1, 2**62, 2**62, 5], [2**40, 2**40, 3, 2**40]], np.int64)
+    kwargs = {"include_initial": True} if name == "cumulative_sum" else {}
+    shape = (2, 5) if kwargs else a.shape
+    expected = np.zeros(shape)  # cumulative_sum's (NumPy >= 2.1) is cumsum's after the initial 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # the float products overflow
+        getattr(np, "cumsum" if kwargs else name)(a, axis=1, out=expected[:, 1:] if kwargs else expected)
+        if path == "resident":
+            out = gpuprims.to_device(np.full(shape, 99.0))
+            assert getattr(gpuprims, name)(gpuprims.to_device(a), axis=1, out=out, **kwargs) is out
+            got = out.get()
+        else:
+            got = host_out(path, shape, np.float64)
+            device = "cpu" if path == "cpu" else "cuda"
+            assert getattr(gpuprims, name)(a, axis=1, out=got, device=device, **kwargs) is got
+    np.testing.assert_allclose(got, expected, rtol=1e-15, atol=0)
 
 
 def test_out_into_a_strided_view_and_in_place(path, rng):
