@@ -391,7 +391,8 @@ def prefix_sum(x, axis=None, dtype=None, exclusive=False, *, device=None):
     chunks = _Chunks(x, "prefix_sum")
     result_dtype = _result_dtype(_scans.prefix_sum, x, axis=axis, dtype=dtype, exclusive=exclusive)
     if axis is None or x.ndim == 0:  # NumPy scans the flattened array (a 0-d one as 1-d)
-        x, axis = x.reshape(-1), 0
+        # an empty array as one chunk first: dask's reshape refuses the chunks of most empty arrays
+        x, axis = (x.rechunk(-1) if x.size == 0 else x).reshape(-1), 0
     axis = axis_index(axis, x.ndim)
     partial_dtype, cast = _partial_dtypes(result_dtype, x.dtype)
     token = tokenize(x, axis, dtype, exclusive, device)

@@ -190,6 +190,10 @@ def test_scan_graph_scans_each_chunk_once(monkeypatch, rng):
 def test_scans_of_empty_and_0d_arrays():
     assert gd.prefix_sum(chunked(np.zeros((0, 3)), 2), axis=0).compute().shape == (0, 3)
     assert gd.cumsum(da.from_array(np.array(7, np.int8))).compute().tolist() == [7]
+    for shape, chunks in (((7, 0), (2, 1)), ((0, 7), (1, 3)), ((0, 3, 2), (1, 2, 1))):  # dask's reshape refuses these
+        for exclusive in (False, True):
+            got = gd.prefix_sum(da.from_array(np.zeros(shape, np.int32), chunks=chunks), exclusive=exclusive).compute()
+            assert got.shape == (0,) and got.dtype == np.cumsum(np.zeros(shape, np.int32)).dtype
 
 
 # ---------------------------------------------------------------------------------------------
