@@ -1493,6 +1493,18 @@ GP_DTYPES(GP_CORRELATE_KERNELS)
  * made of tiles transposed in registers: 8 x 8 when 8 elements fit a native vector, else 4 x 4,
  * else element by element.  Round r interleaves rows 2^r apart by groups of 2^r elements; it leaves
  * source column c in register bitreverse(c). */
+/* fn(in, out, w, extent, stride) with w the constant equal to width (2 to 7), so that the compiler
+ * specializes fn's loops for it. */
+#define GP_WIDTH_2_TO_7(fn, in, out, width, extent, stride)                                        \
+    switch (width) {                                                                               \
+    case 2: fn(in, out, 2, extent, stride); break;                                                 \
+    case 3: fn(in, out, 3, extent, stride); break;                                                 \
+    case 4: fn(in, out, 4, extent, stride); break;                                                 \
+    case 5: fn(in, out, 5, extent, stride); break;                                                 \
+    case 6: fn(in, out, 6, extent, stride); break;                                                 \
+    default: fn(in, out, 7, extent, stride); break;                                                \
+    }
+
 #define GP_TRANSPOSE_KERNEL(BYTES)                                                                 \
     typedef GP_UINT_OF_SIZE(BYTES) tr_lane_##BYTES;                                                \
     typedef tr_lane_##BYTES tr_vec8_##BYTES __attribute__((vector_size(8 * BYTES)));               \
@@ -1561,25 +1573,11 @@ GP_DTYPES(GP_CORRELATE_KERNELS)
                                               int64_t extent_q, int64_t src_q, int64_t dst_p)      \
     {                                                                                              \
         if (extent_p == src_q && extent_p >= 2 && extent_p <= 7) {                                 \
-            switch (extent_p) {                                                                    \
-            case 2: deinterleave_##BYTES(in, out, 2, extent_q, dst_p); break;                      \
-            case 3: deinterleave_##BYTES(in, out, 3, extent_q, dst_p); break;                      \
-            case 4: deinterleave_##BYTES(in, out, 4, extent_q, dst_p); break;                      \
-            case 5: deinterleave_##BYTES(in, out, 5, extent_q, dst_p); break;                      \
-            case 6: deinterleave_##BYTES(in, out, 6, extent_q, dst_p); break;                      \
-            default: deinterleave_##BYTES(in, out, 7, extent_q, dst_p); break;                     \
-            }                                                                                      \
+            GP_WIDTH_2_TO_7(deinterleave_##BYTES, in, out, extent_p, extent_q, dst_p);             \
             return 1;                                                                              \
         }                                                                                          \
         if (extent_q == dst_p && extent_q >= 2 && extent_q <= 7) {                                 \
-            switch (extent_q) {                                                                    \
-            case 2: interleave_##BYTES(in, out, 2, extent_p, src_q); break;                        \
-            case 3: interleave_##BYTES(in, out, 3, extent_p, src_q); break;                        \
-            case 4: interleave_##BYTES(in, out, 4, extent_p, src_q); break;                        \
-            case 5: interleave_##BYTES(in, out, 5, extent_p, src_q); break;                        \
-            case 6: interleave_##BYTES(in, out, 6, extent_p, src_q); break;                        \
-            default: interleave_##BYTES(in, out, 7, extent_p, src_q); break;                       \
-            }                                                                                      \
+            GP_WIDTH_2_TO_7(interleave_##BYTES, in, out, extent_q, extent_p, src_q);               \
             return 1;                                                                              \
         }                                                                                          \
         return 0;                                                                                  \
@@ -1615,6 +1613,7 @@ GP_TRANSPOSE_KERNEL(2)
 GP_TRANSPOSE_KERNEL(4)
 GP_TRANSPOSE_KERNEL(8)
 #undef GP_TRANSPOSE_KERNEL
+#undef GP_WIDTH_2_TO_7
 
 /* ---- the table ------------------------------------------------------------------------------------ */
 
