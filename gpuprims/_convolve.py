@@ -72,7 +72,7 @@ def _all_finite(mask):
     return bool(np.isfinite(mask).all())
 
 
-@functools.lru_cache(maxsize=None)
+@functools.lru_cache(maxsize=None, typed=True)  # typed: int64 and longlong are equal dtypes
 def _zero(dtype):
     """The fill value of a correlation that reads no fill (read-only: shared between calls)."""
     zero = np.zeros((), dtype)
@@ -178,7 +178,7 @@ def _numpy_result_dtype(a, v, function):
     return dtype
 
 
-@functools.lru_cache(maxsize=256)
+@functools.lru_cache(maxsize=256, typed=True)  # typed: int64 and longlong are equal dtypes
 def _result_dtype(first, second):
     """np.result_type of two dtypes, or None where NumPy has none (worked out once per pair)."""
     try:

@@ -44,7 +44,7 @@ _COUNT_TYPE = type(np.count_nonzero(np.ones(1)))
 _DTYPE_OF_TYPENUM = {np.dtype(name).num: np.dtype(name) for name in _core.DTYPES}
 
 
-@functools.lru_cache(maxsize=None)
+@functools.lru_cache(maxsize=None, typed=True)  # typed: int64 and longlong are equal dtypes
 def _numpy_result_dtype(name, in_dtype, dtype):
     """The dtype NumPy's function returns for this input dtype and dtype= argument."""
     result = np.asarray(_NUMPY[name](np.ones(1, in_dtype), dtype=dtype)).dtype
@@ -58,12 +58,15 @@ def accumulation_dtype(name, in_dtype, dtype):
     return _numpy_result_dtype(name, in_dtype, _dtype_argument(name, dtype))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.lru_cache(maxsize=None, typed=True)  # typed: int64 and longlong are equal dtypes
 def backend_dtypes(in_dtype, result_dtype):
     """(dtype the backend writes, dtype the input is cast to first or None): the core's accumulator
     rule for a sum, prod or scan."""
     out, cast = _core.backend_result(in_dtype.num, result_dtype.num)
-    return _DTYPE_OF_TYPENUM[out], (None if cast is None else _DTYPE_OF_TYPENUM[cast])
+    out = _DTYPE_OF_TYPENUM[out]
+    # the result's own dtype where it is the same type under another name (longlong for int64),
+    # so that the result has NumPy's scalar type
+    return (result_dtype if out == result_dtype else out), (None if cast is None else _DTYPE_OF_TYPENUM[cast])
 
 
 def cast_to(dtype, kind):

@@ -31,7 +31,7 @@ _OPERATORS = {
 }
 
 
-@functools.lru_cache(maxsize=None)
+@functools.lru_cache(maxsize=None, typed=True)  # typed: int64 and longlong are equal dtypes
 def _numpy_result_dtype(name, numpy_function, in_dtype, dtype):
     """The dtype NumPy's scan returns for this input dtype and dtype= argument."""
     if dtype is not None:

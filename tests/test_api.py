@@ -156,6 +156,22 @@ def test_matrix_is_computed_as_a_plain_ndarray(device):
     assert type(gpuprims.transpose(m, device=device)) is np.ndarray
 
 
+@pytest.mark.parametrize("codes", ["qlQL", "lqLQ"])
+def test_longlong_keeps_numpys_scalar_type(device, codes):
+    """int64 and longlong (and their unsigned pair) are equal dtypes of two scalar types: each
+    call's result has NumPy's, whichever of the two a cache or the quick lane saw first."""
+    for _ in range(2):  # the second round replays the quick lane
+        for code in codes:
+            a = np.arange(1, 7, dtype=code).reshape(2, 3)
+            for func in ("sum", "prod", "min", "nansum", "cumsum", "cumprod"):
+                for axis in (None, 1):
+                    got, expected = call(func, a, axis=axis, device=device), getattr(np, func)(a, axis=axis)
+                    assert type(got) is type(expected) and got.dtype.char == expected.dtype.char, (code, func, axis)
+                    np.testing.assert_array_equal(got, expected)
+            got = gpuprims.convolve(a[0], a[1], device=device)
+            assert got.dtype.char == np.convolve(a[0], a[1]).dtype.char
+
+
 def test_pandas_series_is_computed_as_its_values(device):
     """A pandas Series with NaN sums to nan, as numpy.sum(numpy.asarray(series)) (pandas' own sum
     skips NaN)."""
