@@ -26,20 +26,22 @@ from ._fperrors import check_device_result
 
 _DESCRIBE, _TILES = -1, -2  # the core's `repeats` values that plan (or tile) without running
 # The kinds of recipe the quick lane replays (quick_kind in csrc/glue/calls.c).
-_WHOLE, _AXIS, _SCAN, _TRANSPOSE, _CORRELATE = range(5)
+_WHOLE, _AXIS, _SCAN, _SCAN_AXIS, _TRANSPOSE, _CORRELATE = range(6)
 
 _LANE_REDUCTIONS = ("sum", "prod", "min", "max", "any", "all", "argmin", "argmax", "mean",
                     "nansum", "nanprod", "nanmin", "nanmax", "nanargmin", "nanargmax")
+_LANE_SCANS = ("cumsum", "cumprod", "cummax", "cummin", "nancumsum", "nancumprod")
 # The quick lane's slot of each call it serves (the core keeps one recipe per slot and dtype): a
-# reduction's whole-array call under its name, its call along one axis as "<name>/axis".
+# reduction's whole-array call or a scan's flattened one under its name, its call along one axis
+# as "<name>/axis".
 QUICK_SLOTS = {name: slot for slot, name in enumerate((
     *_LANE_REDUCTIONS, *(f"{name}/axis" for name in _LANE_REDUCTIONS),
-    "cumsum", "cumprod", "cummax", "cummin", "nancumsum", "nancumprod",
+    *_LANE_SCANS, *(f"{name}/axis" for name in _LANE_SCANS),
     "transpose", "convolve", "correlate", "convolve2d", "correlate2d"))}
 # The correlation modes the lane replays (others, such as the abbreviations older NumPys accept with
 # a warning, keep the full path).
 _PLAIN_MODES = ("full", "same", "valid", 0, 1, 2)
-QUICK_AXIS_SLOTS = {name: QUICK_SLOTS[f"{name}/axis"] for name in _LANE_REDUCTIONS}
+QUICK_AXIS_SLOTS = {name: QUICK_SLOTS[f"{name}/axis"] for name in _LANE_REDUCTIONS + _LANE_SCANS}
 
 
 class _DryRun(threading.local):
@@ -122,8 +124,9 @@ class Plan:
         """Teach the core's quick lane this plan, made for the common call of the function in
         `slot` on the NumPy array `a`, when it replays for every such call on arrays of a's dtype.
 
-        The caller vouches for the call's other arguments: none (a whole reduction, a 1-D scan, a
-        transpose that reverses the axes), `axis` (a reduction along it), or `mask, mode, flip,
+        The caller vouches for the call's other arguments: none (a whole reduction, a scan of the
+        flattened array, a transpose that reverses the axes), `axis` (a reduction or scan along
+        it), or `mask, mode, flip,
         overlaps_only` (a correlation with a zero fill: the mask reversed when `flip`, finite
         masks only when `overlaps_only`; replayed for operands of these shapes and this mode).
         Plans that cast, move or swap their operands, or finish their result, are not taught,
@@ -135,9 +138,9 @@ class Plan:
         if self.entry is _core.reduce and self.source is a and (arguments or self.out_shape == ()):
             op, out_typenum, _, _, _, _, skip_nan = self.params  # the nan-functions' NaN rule travels too
             recipe = (_AXIS if arguments else _WHOLE, op, out_typenum, skip_nan, -1 if mean_of is None else mean_of.num)
-        elif self.entry is _core.scan and self.source is a and a.ndim == 1:
+        elif self.entry is _core.scan and self.source is a:
             out_typenum, _, _, _, exclusive, op, skip_nan = self.params
-            recipe = (_SCAN, op, out_typenum, exclusive, skip_nan)
+            recipe = (_SCAN_AXIS if arguments else _SCAN, op, out_typenum, exclusive, skip_nan)
         elif self.entry is _core.copy:
             recipe = (_TRANSPOSE,)
         elif self.entry is _core.correlate:

@@ -14,7 +14,7 @@ import numpy as np
 from . import _core
 from ._boundary import array_input, axis_index, bool_flag, like_input, supported
 from ._device_array import DeviceArray
-from ._plan import QUICK_SLOTS, Plan, cast_into, check_out, out_loop_dtype
+from ._plan import QUICK_AXIS_SLOTS, QUICK_SLOTS, Plan, cast_into, check_out, out_loop_dtype
 from ._reductions import backend_dtypes, cast_to
 
 _SUM, _PROD, _MIN, _MAX = 0, 1, 2, 3  # the core's operators (gp_op)
@@ -151,14 +151,14 @@ def _loop_dtype(name, dtype, array, out):
 def _run(name, a, axis, dtype, out, device, exclusive=False):
     """The result of the scan `name` of `a` (into `out` when given); the common call from the
     core's quick lane, which the first such call for each dtype teaches."""
-    if axis is None and dtype is None and out is None and exclusive is False:
-        slot = QUICK_SLOTS[name]
-        result = _core.quick(slot, a, device)
+    if (axis is None or type(axis) is int) and dtype is None and out is None and exclusive is False:
+        slot, arguments = (QUICK_SLOTS[name], ()) if axis is None else (QUICK_AXIS_SLOTS[name], (axis,))
+        result = _core.quick(slot, a, device, *arguments)
         if result is not NotImplemented:
             return result
         array, index = array_input(a, name, device)
         plan = _scan_of(name, array.dtype, array.ndim, axis, dtype, exclusive).plan(array, index)
-        plan.teach_quick_lane(slot, a)
+        plan.teach_quick_lane(slot, a, *arguments)
         return plan.run()
     array, index = array_input(a, name, device)
     scan = _scan_of(name, array.dtype, array.ndim, axis, _loop_dtype(name, dtype, array, out), exclusive)

@@ -10,7 +10,7 @@ import pytest
 import scipy.signal
 
 import gpuprims
-from gpuprims import _core
+from gpuprims import _core, _plan
 from gpuprims._plan import QUICK_AXIS_SLOTS, QUICK_SLOTS
 from gp_testutils import make_data
 
@@ -49,6 +49,15 @@ def _like_numpy(name, result, a):
     assert np.all(np.abs(np.asarray(result, np.float64) - wide) <= tolerance)
 
 
+def _full_path(function, *args, **kwargs):
+    """function(*args, **kwargs) by the full path, the lane paused."""
+    _core.pause_quick(True)
+    try:
+        return function(*args, **kwargs)
+    finally:
+        _core.pause_quick(False)
+
+
 def _learned(name, a, device=None):
     """Whether the lane answers `name` on `a` (after the call that teaches it)."""
     return _core.quick(QUICK_SLOTS[name], a, device) is not NotImplemented
@@ -85,8 +94,10 @@ def test_declines_what_it_was_not_taught(rng):
     gpuprims.cumsum(make_data(rng, "float32", 64), device="cpu")
     a = make_data(rng, "float32", (4, 5))
     assert _learned("sum", a, "cpu")  # a whole reduction replays for any ndim
-    assert not _learned("cumsum", a, "cpu")  # a scan only for 1-D input (others are flattened first)
-    _like_numpy("cumsum", gpuprims.cumsum(a, device="cpu"), a)
+    assert _learned("cumsum", a, "cpu")  # and a scan of the flattened array, for any ndim and strides
+    for b in (a, a.T, a[:, ::-2], a[1:2]):
+        _same(_core.quick(QUICK_SLOTS["cumsum"], b, "cpu"), _full_path(gpuprims.cumsum, b, device="cpu"))
+        _like_numpy("cumsum", gpuprims.cumsum(b, device="cpu"), b)
     swapped = a.astype(">f4")
     assert not _learned("sum", swapped, "cpu")
     assert gpuprims.sum(swapped, device="cpu") == pytest.approx(float(np.sum(a, dtype=np.float64)), rel=1e-5)
@@ -171,9 +182,9 @@ def test_errors_are_the_full_paths(rng):
     with pytest.raises(ValueError):
         _core.learn_quick(99, np.dtype(np.float32).num, 0, -1, 0, np.dtype(np.float32).num, False)
     with pytest.raises(ValueError):  # a correlation's mode must be a plain str or int
-        _core.learn_quick(0, np.dtype(np.float32).num, 4, -1, (5,), (3,), 1.5, True, True, 5, 1, 0, -1)
+        _core.learn_quick(0, np.dtype(np.float32).num, _plan._CORRELATE, -1, (5,), (3,), 1.5, True, True, 5, 1, 0, -1)
     with pytest.raises(TypeError):  # a recipe's arity
-        _core.learn_quick(0, np.dtype(np.float32).num, 3, -1, 1)
+        _core.learn_quick(0, np.dtype(np.float32).num, _plan._TRANSPOSE, -1, 1)
 
 
 AXIS_REDUCTIONS = ["sum", "prod", "min", "max", "any", "all", "argmin", "argmax", "nansum", "nanmax",
@@ -205,6 +216,28 @@ def test_axis_reductions_replay_numpys_answer(name, dtype, rng):
     _same(function(b, axis=1, device="cpu").shape, expected_of(b, axis=1).shape)
     vector = make_data(rng, dtype, 9, "sum")  # 1-D along axis 0: a scalar, as NumPy's
     assert np.ndim(function(vector, axis=0, device="cpu")) == 0
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("name", SCANS)
+def test_axis_scans_replay_numpys_answer(name, dtype, rng):
+    """A scan along one int axis replays for any shape and strides, as the full path scans."""
+    function = getattr(gpuprims, name)
+    a = make_data(rng, dtype, (3, 7, 5), "prod" if "prod" in name else "sum")
+    for axis in (0, 1, 2, -1, -3):
+        first = function(a, axis=axis, device="cpu")
+        replayed = function(a, axis=axis, device="cpu")
+        if a.dtype.kind != "f" or not name.startswith("nancum"):  # NaN read as the identity is a cast first
+            assert _core.quick(QUICK_AXIS_SLOTS[name], a, "cpu", axis) is not NotImplemented
+        _same(replayed, first)
+        expected_of = NUMPY.get(name) or getattr(np, name)
+        if a.dtype.kind != "f" or name in ("cummax", "cummin"):
+            _same(replayed, expected_of(a, axis=axis))
+        for view in (a[:, ::-2], a.transpose(2, 0, 1), a[1:2]):  # strided views of the taught dtype
+            _same(function(view, axis=axis, device="cpu"), _full_path(function, view, axis=axis, device="cpu"))
+    assert _core.quick(QUICK_AXIS_SLOTS[name], a, "cpu", 3) is NotImplemented  # out of range: Python's AxisError
+    zero_d = a.reshape(-1)[:1].reshape(())
+    _same(function(zero_d, axis=0, device="cpu"), function(zero_d.reshape(1), device="cpu"))  # NumPy's 0-d as 1-d
 
 
 def test_axis_lane_declines_what_numpy_refuses(rng):

@@ -591,15 +591,18 @@ static PyObject *core_convert(PyObject *self, PyObject *const *args, Py_ssize_t 
  *   QUICK_WHOLE      a reduction of the whole array;
  *   QUICK_AXIS       (axis): a reduction along one axis (an int; negative counts from the end);
  *                    either, for numpy.mean, a sum then divided by the count as NumPy divides;
- *   QUICK_SCAN       a scan of a 1-D array;
+ *   QUICK_SCAN       a scan of the whole array (flattened in C order, as numpy.cumsum's axis None);
+ *   QUICK_SCAN_AXIS  (axis): a scan along one axis (an int; negative counts from the end);
  *   QUICK_TRANSPOSE  the copy of the array with its axes reversed;
  *   QUICK_CORRELATE  (mask, mode): a correlation of arrays of the shapes and the mode it was learned
  *                    for, with the same windows; the mask reversed for a convolution; with
  *                    `overlaps_only` (NumPy's 1-D functions) only for finite masks. */
 enum { QUICK_SLOTS = 64, QUICK_DECLINED = -3 /* quick_device's answer for a device the lane leaves to Python */ };
 
-typedef enum { QUICK_WHOLE, QUICK_AXIS, QUICK_SCAN, QUICK_TRANSPOSE, QUICK_CORRELATE, QUICK_KINDS } quick_kind;
-static const int quick_extra_arguments[QUICK_KINDS] = {0, 1, 0, 0, 2};
+typedef enum {
+    QUICK_WHOLE, QUICK_AXIS, QUICK_SCAN, QUICK_SCAN_AXIS, QUICK_TRANSPOSE, QUICK_CORRELATE, QUICK_KINDS
+} quick_kind;
+static const int quick_extra_arguments[QUICK_KINDS] = {0, 1, 0, 1, 0, 2};
 
 typedef struct {
     int known;
@@ -631,7 +634,6 @@ static const quick_recipe *quick_recipe_for(int slot, PyObject *src, Py_ssize_t 
     const quick_recipe *recipe = &quick_recipes[slot][dtype];
     if (!recipe->known || recipe->in_typenum != PyArray_TYPE(array) || quick_extra_arguments[recipe->kind] != extra)
         return NULL;
-    if (recipe->kind == QUICK_SCAN && PyArray_NDIM(array) != 1) return NULL;
     return recipe;
 }
 
@@ -683,37 +685,45 @@ static PyObject *mean_of(PyObject *total, int64_t count, int result_typenum)
     return result;
 }
 
-/* A reduction of the whole array (axis NULL) or along the axis `axis` (declined when it is not an
- * int in range: Python raises NumPy's error). */
+/* The index of the axis `axis` names in an array of ndim dimensions, or -1 where it is not an int
+ * in range (the lane declines: Python raises NumPy's error). */
+static int quick_axis(PyObject *axis, int ndim)
+{
+    if (!PyLong_CheckExact(axis)) return -1;
+    const long value = PyLong_AsLong(axis);
+    if (value == -1 && PyErr_Occurred()) {
+        PyErr_Clear();
+        return -1;
+    }
+    if (value < -ndim || value >= ndim) return -1;
+    return (int)(value < 0 ? value + ndim : value);
+}
+
+/* src as (outer, n, inner) around the axis `along` (the whole array as n when along is -1), and
+ * the other axes' extents in dims (their count returned). */
+static int quick_view(PyArrayObject *src, int along, int64_t *outer, int64_t *n, int64_t *inner, npy_intp *dims)
+{
+    const npy_intp *shape = PyArray_DIMS(src);
+    int count = 0;
+    *outer = 1, *n = along < 0 ? PyArray_SIZE(src) : shape[along], *inner = 1;
+    for (int d = 0; along >= 0 && d < PyArray_NDIM(src); ++d) {
+        if (d == along) continue;
+        dims[count++] = shape[d];
+        if (d < along) *outer *= shape[d];
+        else *inner *= shape[d];
+    }
+    return count;
+}
+
+/* A reduction of the whole array (axis NULL) or along the axis `axis`. */
 static PyObject *quick_reduce(request *r, const quick_recipe *recipe, PyArrayObject *src, PyObject *axis,
                               int device)
 {
-    const int ndim = PyArray_NDIM(src);
-    int along = 0;
-    if (axis != NULL) {
-        if (!PyLong_CheckExact(axis)) Py_RETURN_NOTIMPLEMENTED;
-        const long value = PyLong_AsLong(axis);
-        if (value == -1 && PyErr_Occurred()) {
-            PyErr_Clear();
-            Py_RETURN_NOTIMPLEMENTED;
-        }
-        if (value < -ndim || value >= ndim) Py_RETURN_NOTIMPLEMENTED;
-        along = (int)(value < 0 ? value + ndim : value);
-    }
-    int64_t outer = 1, n = PyArray_SIZE(src), inner = 1;
+    const int along = axis != NULL ? quick_axis(axis, PyArray_NDIM(src)) : -1;
+    if (axis != NULL && along < 0) Py_RETURN_NOTIMPLEMENTED;
+    int64_t outer, n, inner;
     npy_intp dims[GP_MAX_DIMS];
-    int out_ndim = 0;
-    if (axis != NULL) {
-        const npy_intp *shape = PyArray_DIMS(src);
-        n = shape[along];
-        for (int d = 0; d < ndim; ++d) {
-            if (d == along) continue;
-            dims[out_ndim++] = shape[d];
-            if (d < along) outer *= shape[d];
-            else inner *= shape[d];
-        }
-    }
-    PyObject *out_shape = shape_tuple(out_ndim, dims);
+    PyObject *out_shape = shape_tuple(quick_view(src, along, &outer, &n, &inner, dims), dims);
     if (out_shape == NULL) return NULL;
     r->call.primitive = GP_REDUCE;
     gp_dtype in_dtype, out_dtype;
@@ -729,18 +739,30 @@ static PyObject *quick_reduce(request *r, const quick_recipe *recipe, PyArrayObj
     return result != NULL && recipe->mean_typenum >= 0 ? mean_of(result, n, recipe->mean_typenum) : result;
 }
 
-static PyObject *quick_scan(request *r, const quick_recipe *recipe, PyArrayObject *src, int device)
+/* A scan of the whole array flattened (axis NULL: a 1-D result) or along the axis `axis` (a result
+ * of src's shape). */
+static PyObject *quick_scan(request *r, const quick_recipe *recipe, PyArrayObject *src, PyObject *axis, int device)
 {
-    const int64_t n = PyArray_SIZE(src);
+    const int along = axis != NULL ? quick_axis(axis, PyArray_NDIM(src)) : -1;
+    if (axis != NULL && along < 0) Py_RETURN_NOTIMPLEMENTED;
+    int64_t outer, n, inner;
+    npy_intp dims[GP_MAX_DIMS];
+    quick_view(src, along, &outer, &n, &inner, dims);
+    PyObject *out_shape = along < 0 ? Py_NewRef(Py_None) : shape_tuple(PyArray_NDIM(src), PyArray_DIMS(src));
+    if (out_shape == NULL) return NULL;
     r->call.primitive = GP_SCAN;
     gp_dtype in_dtype, out_dtype;
-    if (take_view(r, (PyObject *)src, recipe->out_typenum, n, 1, &in_dtype, &out_dtype)) {
+    PyObject *result = NULL;
+    if (take_view(r, (PyObject *)src, recipe->out_typenum, outer * n * inner, inner, &in_dtype, &out_dtype)) {
         release(r);
-        return NULL;
+    } else {
+        r->call.scan = (gp_scan_args){in_dtype,   out_dtype, outer, n, inner, recipe->exclusive,
+                                      recipe->op, recipe->skip_nan, NULL};
+        r->out_count = outer * n * inner;
+        result = plan_and_run(r, out_shape, device, 0);
     }
-    r->call.scan = (gp_scan_args){in_dtype, out_dtype, 1, n, 1, recipe->exclusive, recipe->op, recipe->skip_nan, NULL};
-    r->out_count = n;
-    return plan_and_run(r, Py_None, device, 0);
+    Py_DECREF(out_shape);
+    return result;
 }
 
 /* The transpose with reversed axes: the copy of src's strides reversed, no view made. */
@@ -881,7 +903,8 @@ static PyObject *core_quick(PyObject *self, PyObject *const *args, Py_ssize_t na
     switch (recipe.kind) {
     case QUICK_WHOLE: result = quick_reduce(&r, &recipe, array, NULL, device); break;
     case QUICK_AXIS: result = quick_reduce(&r, &recipe, array, args[3], device); break;
-    case QUICK_SCAN: result = quick_scan(&r, &recipe, array, device); break;
+    case QUICK_SCAN: result = quick_scan(&r, &recipe, array, NULL, device); break;
+    case QUICK_SCAN_AXIS: result = quick_scan(&r, &recipe, array, args[3], device); break;
     case QUICK_TRANSPOSE: result = quick_transpose(&r, array, device); break;
     default: result = quick_correlate(&r, &recipe, array, args[3], args[4], device);
     }
@@ -942,7 +965,7 @@ static PyObject *core_learn_quick(PyObject *self, PyObject *const *args, Py_ssiz
     if (kind == QUICK_WHOLE || kind == QUICK_AXIS)
         status = gp_parse_arguments("learn_quick", args, nargs, "iip|i", &op, &learned.out_typenum, &learned.skip_nan,
                                     &learned.mean_typenum);
-    else if (kind == QUICK_SCAN)
+    else if (kind == QUICK_SCAN || kind == QUICK_SCAN_AXIS)
         status = gp_parse_arguments("learn_quick", args, nargs, "iipp", &op, &learned.out_typenum, &learned.exclusive,
                                     &learned.skip_nan);
     else if (kind == QUICK_TRANSPOSE)
@@ -950,7 +973,7 @@ static PyObject *core_learn_quick(PyObject *self, PyObject *const *args, Py_ssiz
     else
         status = learn_correlation(&learned, args, nargs);
     if (status == 0 && (op < 0 || op >= GP_NUM_OPS ||
-                        (kind <= QUICK_SCAN && gp_dtype_of_typenum(learned.out_typenum) < 0) ||
+                        (kind <= QUICK_SCAN_AXIS && gp_dtype_of_typenum(learned.out_typenum) < 0) ||
                         (learned.mean_typenum >= 0 && gp_dtype_of_typenum(learned.mean_typenum) < 0))) {
         if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "learn_quick: argument out of range");
         status = -1;
