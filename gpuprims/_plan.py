@@ -126,9 +126,9 @@ class Plan:
 
         The caller vouches for the call's other arguments: none (a whole reduction, a scan of the
         flattened array, a transpose that reverses the axes), `axis` (a reduction or scan along
-        it), or `mask, mode, flip,
-        overlaps_only` (a correlation with a zero fill: the mask reversed when `flip`, finite
-        masks only when `overlaps_only`; replayed for operands of these shapes and this mode).
+        it), or `mask, mode, flip, overlaps_only` (a correlation with a zero fill: the mask
+        reversed when `flip`, finite masks only when `overlaps_only`; replayed for operands of
+        these shapes and this mode).
         Plans that cast, move or swap their operands, or finish their result, are not taught,
         except a sum that numpy.mean divides by the count (`mean_of`: the mean's result dtype).
         """

@@ -292,9 +292,9 @@ def _with_initial(op, result, initial, out=None):
     result keeps its dtype (a narrow integer wraps, a bool sum stays a logical or).  The loop dtype
     is the result's; min and max with an `out` compare in its promotion with the input's."""
     host = np.asarray(result.get() if isinstance(result, DeviceArray) else result)
-    dtype = host.dtype if op in _ACCUMULATING else out_loop_dtype(None, host.dtype, out)
+    loop_dtype = None if op in _ACCUMULATING else out_loop_dtype(None, host.dtype, out)
     # dtype=: np.add.reduce would otherwise sum narrow integers and bools as the platform integer
-    folded = _FOLD[op].reduce(host[np.newaxis], axis=0, dtype=host.dtype if dtype is None else dtype,
+    folded = _FOLD[op].reduce(host[np.newaxis], axis=0, dtype=host.dtype if loop_dtype is None else loop_dtype,
                               initial=initial)
     return like_input(folded, result)
 
