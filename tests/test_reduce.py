@@ -479,6 +479,47 @@ NARROW_WIDTHS = [2, 3, 7, 8, 15, 16]
 NARROW_ROWS = [1, 511, 513, 16384 + 515]  # one row, around a 512-row block, past a 16384-row piece
 
 
+SHORT_LENGTHS = [1, 2, 7, 16, 64, 65]  # the CPU backend's short rows are those of up to 64 elements
+SHORT_COUNTS = [2, 255, 257, 1000]  # around its blocks of 256 rows
+
+
+@pytest.mark.parametrize("count", SHORT_COUNTS)
+@pytest.mark.parametrize("length", SHORT_LENGTHS)
+@pytest.mark.parametrize("dtype", ["bool", "uint8", "int32", "float16", "float32", "float64"])
+@pytest.mark.parametrize("func", REDUCE_FUNCS)
+def test_short_rows(device, rng, func, dtype, length, count):
+    """Many short rows along the last axis, which the CPU backend reduces as columns of transposed
+    blocks."""
+    a = make_data(rng, dtype, (count, length), data_kind(func))
+    check_reduce(func, a, gp_call(func, a, device, axis=1), axis=1)
+
+
+@pytest.mark.parametrize("count", SHORT_COUNTS)
+@pytest.mark.parametrize("length", SHORT_LENGTHS)
+@pytest.mark.parametrize("name", ["argmin", "argmax", "nanargmin", "nanargmax", "nanmin", "nanmax", "nansum", "var",
+                                  "nanstd", "count_nonzero", "any", "all"])
+def test_short_rows_family(device, rng, name, length, count):
+    """The family along short rows: ties (values from a few levels), a NaN in one row's last
+    element, a row of NaNs for the nan-functions, and a 3-D input whose two leading axes are the
+    rows."""
+    a = rng.integers(0, 4, size=(count, length)).astype(np.float32)
+    a[count // 2, length - 1] = np.nan
+    if name.startswith("nan") and name not in ("nanargmin", "nanargmax"):
+        a[0] = np.nan
+    for x in (a, a.reshape(2, count // 2, length) if count % 2 == 0 else a):
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            try:
+                expected = getattr(np, name)(x, axis=-1)
+            except ValueError:  # nanargmin/nanargmax of a row of NaNs (one element, the NaN)
+                with pytest.raises(ValueError):
+                    getattr(gpuprims, name)(x, axis=-1, device=device)
+                return
+            got = getattr(gpuprims, name)(x, axis=-1, device=device)
+        assert got.dtype == expected.dtype and got.shape == expected.shape
+        np.testing.assert_allclose(got, expected, rtol=1e-6, equal_nan=True)
+
+
 @pytest.mark.parametrize("width", NARROW_WIDTHS)
 @pytest.mark.parametrize("rows", NARROW_ROWS)
 @pytest.mark.parametrize("dtype", ["int16", "float16", "float32", "float64"])
