@@ -1488,11 +1488,6 @@ GP_DTYPES(GP_CORRELATE_KERNELS)
 
 /* ---- transposes ---------------------------------------------------------------------------------- */
 
-/* out[p * dst_p + q] = in[p + q * src_q] for p < extent_p, q < extent_q, elements of BYTES bytes:
- * macro tiles of 64 x 64 elements (their source and destination rows stay in cache and in the TLB),
- * made of tiles transposed in registers: 8 x 8 when 8 elements fit a native vector, else 4 x 4,
- * else element by element.  Round r interleaves rows 2^r apart by groups of 2^r elements; it leaves
- * source column c in register bitreverse(c). */
 /* fn(in, out, w, extent, stride) with w the constant equal to width (2 to 7), so that the compiler
  * specializes fn's loops for it. */
 #define GP_WIDTH_2_TO_7(fn, in, out, width, extent, stride)                                        \
@@ -1505,6 +1500,11 @@ GP_DTYPES(GP_CORRELATE_KERNELS)
     default: fn(in, out, 7, extent, stride); break;                                                \
     }
 
+/* out[p * dst_p + q] = in[p + q * src_q] for p < extent_p, q < extent_q, elements of BYTES bytes:
+ * macro tiles of 64 x 64 elements (their source and destination rows stay in cache and in the TLB),
+ * made of tiles transposed in registers: 8 x 8 when 8 elements fit a native vector, else 4 x 4,
+ * else element by element.  Round r interleaves rows 2^r apart by groups of 2^r elements; it leaves
+ * source column c in register bitreverse(c). */
 #define GP_TRANSPOSE_KERNEL(BYTES)                                                                 \
     typedef GP_UINT_OF_SIZE(BYTES) tr_lane_##BYTES;                                                \
     typedef tr_lane_##BYTES tr_vec8_##BYTES __attribute__((vector_size(8 * BYTES)));               \
