@@ -497,7 +497,7 @@ static int reduce_narrow_columns(reduce_job *job)
     return atomic_load(&job->out_of_memory) ? -1 : 0;
 }
 
-/* ---- short rows: inner == 1, rows of at most SHORT_ROW_BYTES ------------------------------------- */
+/* ---- short rows: n of at most SHORT_ROW_BYTES, along the last axis or narrow columns ----------- */
 
 /* Rows this short cost the row loops more in their setup than in their elements, so blocks of
  * SHORT_ROWS_BLOCK rows are transposed and the column loops reduce a row in each lane.  The rows
@@ -511,32 +511,50 @@ static int reduce_narrow_columns(reduce_job *job)
  *   float32 argmax  18.6 -> 2.77 (9.05)  4.85 -> 2.47 (6.12)  4.32 -> 2.39 (2.08)  1.50 -> 2.72 (1.14)
  *   float64 max     9.73 -> 2.49 (23.3)  2.47 -> 1.45 (6.25)  1.76 -> 2.45 (3.27)  1.48 -> 3.04 (1.97)
  *
- * so rows of up to 128 bytes (32 float32, 16 float64) take the blocks. */
+ * so rows of up to 128 bytes (32 float32, 16 float64) take the blocks.  Narrow columns (1 < inner <
+ * GP_CPU_NARROW_COLUMNS) this short are rows too: a block then holds SHORT_ROWS_BLOCK / inner outer
+ * indices, each (n, inner) slab transposed with its `inner` elements as one. */
 enum { SHORT_ROW_BYTES = 128, SHORT_ROWS_BLOCK = 256 };
 
+/* The block of task `task` (its rows' elements k at block[k * stride + row]): the task's slabs of
+ * (n, inner) elements, outer index by outer index, with `inner` contiguous elements as one. */
+static void short_rows_block(const reduce_job *job, int64_t task, int64_t slabs, char *block, char *gathered)
+{
+    const gp_reduce_args *d = job->desc;
+    const int64_t first = task * slabs, count = d->outer - first < slabs ? d->outer - first : slabs;
+    const int64_t unit = d->inner * job->in_size; /* bytes of one of a slab's rows */
+    const char *in = job->in + first * d->n * unit;
+    if (job->view != NULL) { /* rows of a strided view (inner is 1): gathered first */
+        gp_cpu_gather(job->view, job->in, first * d->n, count * d->n, gathered);
+        in = gathered;
+    }
+    if (unit <= 8 && (unit & (unit - 1)) == 0) {
+        gp_cpu_kernels_get()->transpose[gp_transpose_index(unit)](in, block, d->n, count, d->n, slabs);
+        return;
+    }
+    for (int64_t k = 0; k < d->n; ++k)
+        for (int64_t slab = 0; slab < count; ++slab)
+            memcpy(block + (k * slabs + slab) * unit, in + (slab * d->n + k) * unit, (size_t)unit);
+}
+
+/* Tasks of short rows: SHORT_ROWS_BLOCK / inner outer indices each. */
 static void short_rows_range(void *ctx, int64_t first, int64_t last)
 {
     reduce_job *job = ctx;
-    const int64_t n = job->desc->n, outer = job->desc->outer, block_size = n * SHORT_ROWS_BLOCK * job->in_size;
-    /* the transposed block, and for a strided view the rows gathered first (a view gives its
-     * contiguous copy's bits) */
+    const gp_reduce_args *d = job->desc;
+    const int64_t slabs = SHORT_ROWS_BLOCK / d->inner, stride = slabs * d->inner;
+    const int64_t block_size = d->n * stride * job->in_size;
+    /* the block, and for a strided view the rows gathered first (a view gives its contiguous copy's bits) */
     char *block = malloc((size_t)(job->view != NULL ? 2 * block_size : block_size));
     if (block == NULL) {
         atomic_store(&job->out_of_memory, 1);
         return;
     }
-    char *gathered = block + block_size;
-    const gp_transpose_fn transpose = gp_cpu_kernels_get()->transpose[gp_transpose_index(job->in_size)];
     for (int64_t task = first; task < last; ++task) {
-        const int64_t row = task * SHORT_ROWS_BLOCK;
-        const int64_t rows = outer - row < SHORT_ROWS_BLOCK ? outer - row : SHORT_ROWS_BLOCK;
-        const char *in = job->in + row * n * job->in_size;
-        if (job->view != NULL) {
-            gp_cpu_gather(job->view, job->in, row * n, rows * n, gathered);
-            in = gathered;
-        }
-        transpose(in, block, n, rows, n, SHORT_ROWS_BLOCK);
-        reduce_column_block(job, block, SHORT_ROWS_BLOCK, rows, job->out + row * job->out_size);
+        const int64_t row = task * stride, lines = d->outer * d->inner;
+        const int64_t rows = lines - row < stride ? lines - row : stride;
+        short_rows_block(job, task, slabs, block, block + block_size);
+        reduce_column_block(job, block, stride, rows, job->out + row * job->out_size);
     }
     free(block);
 }
@@ -545,8 +563,9 @@ static void short_rows_range(void *ctx, int64_t first, int64_t last)
 static int reduce_short_rows(reduce_job *job)
 {
     const gp_reduce_args *d = job->desc;
-    job->tasks = (d->outer + SHORT_ROWS_BLOCK - 1) / SHORT_ROWS_BLOCK;
-    const double block_bytes = (double)SHORT_ROWS_BLOCK * (double)d->n * (double)job->in_size;
+    const int64_t slabs = SHORT_ROWS_BLOCK / d->inner;
+    job->tasks = (d->outer + slabs - 1) / slabs;
+    const double block_bytes = (double)(slabs * d->inner) * (double)d->n * (double)job->in_size;
     job->parts = gp_cpu_parts(block_bytes * (double)job->tasks, job->tasks);
     if (job->parts == 1) short_rows_range(job, 0, job->tasks);
     else gp_pool_for(job->parts, job->tasks, gp_cpu_grain(block_bytes, job->tasks, job->parts), short_rows_range, job);
@@ -574,9 +593,9 @@ int gp_cpu_reduce(const gp_call *call, gp_error *err)
     if (d->inner > 1 && job.view != NULL) return gp_fail(err, GP_ERR_INVALID, "reduce: a strided input along columns");
     if (d->inner >= (job.arg ? NARROW_ARG_COLUMNS : GP_CPU_NARROW_COLUMNS) || (d->inner > 1 && d->outer * d->n == 0))
         return reduce_columns(&job);
-    const int short_rows = d->inner == 1 && d->n * job.in_size <= SHORT_ROW_BYTES && d->outer > 1;
-    const int failed = d->inner > 1 ? reduce_narrow_columns(&job)
-                       : short_rows ? reduce_short_rows(&job)
-                                    : reduce_rows(&job);
+    const int short_rows = d->n * job.in_size <= SHORT_ROW_BYTES && d->outer * d->inner > 1;
+    const int failed = short_rows ? reduce_short_rows(&job)
+                       : d->inner > 1 ? reduce_narrow_columns(&job)
+                                      : reduce_rows(&job);
     return failed ? gp_fail(err, GP_ERR_NOMEM, "reduce: out of host memory") : 0;
 }
