@@ -232,7 +232,12 @@ def test_ties_and_infinities(device, func, dtype, values):
     a = np.array(values, dtype)
     check_call(func, a, device)
     check_call(func, a[::-1], device)
-    check_call(func, np.ascontiguousarray(np.stack([a, a[::-1], a], axis=1)), device, axis=0)
+    columns = np.stack([a, a[::-1], a], axis=1)
+    check_call(func, columns, device, axis=0)
+    for rows in (300, 700):  # the CPU's narrow columns, within one block of 512 rows and across two
+        tall = np.full((rows, 3), np.nan, dtype)
+        tall[-len(a):] = columns
+        check_call(func, tall, device, axis=0)
     long = np.full(PIECE + 7, np.nan, dtype)  # the tie in a later CPU piece
     long[-len(a):] = a
     check_call(func, long, device)

@@ -8,9 +8,10 @@
  * is reduced in row order whatever the tiling.  Columns narrower than GP_CPU_NARROW_COLUMNS are
  * reduced as rows instead (the column loops' vectors would be mostly empty): each column's pieces,
  * from blocks of GP_CPU_NARROW_ROWS rows transposed so that each column's part is contiguous,
- * reduced by the row loops and combined in order.  Many rows of at most SHORT_ROW_BYTES go the other
- * way: blocks of them transposed, the column loops reduce a row per lane.  A call below the
- * parallel threshold runs on the calling thread with no allocation.
+ * reduced by the row loops and combined in order (a column of one block stored from it).  Many
+ * rows of at most SHORT_ROW_BYTES go the other way: blocks of them transposed, the column loops
+ * reduce a row per lane.  A call below the parallel threshold runs on the calling thread with no
+ * allocation.
  *
  * argmin/argmax reduce a row's pieces to their best values (min/max's loops and combination), then
  * find the first index of the best in the first piece that holds it; along columns their own loop
@@ -223,26 +224,40 @@ static int nan_key(const reduce_job *job, const gp_partial *best)
     return isinf(value) && (value > 0) == (job->desc->op == GP_ARGMIN);
 }
 
+/* argmin/argmax: what marks a row's first best element, given its best value (not a NaN row of
+ * nanargmin/nanargmax).  nanargmin/nanargmax's +inf (-inf) ties with NaN, as NumPy reads NaN. */
+static gp_find_mode best_mode(const reduce_job *job, const gp_partial *best)
+{
+    if (best->nan) return GP_FIND_NAN;
+    return job->skip_nan && nan_key(job, best) ? GP_FIND_EQUAL_OR_NAN : GP_FIND_EQUAL;
+}
+
+/* argmin/argmax: the index of the first best element of a row of count elements held at `at`.
+ * nanargmin/nanargmax: -1 for a row of NaNs. */
+static int64_t index_in_row(const reduce_job *job, const char *at, int64_t count, const gp_partial *best)
+{
+    return job->skip_nan && best->nan ? -1 : job->find(at, count, &best->u, best_mode(job, best));
+}
+
 /* argmin/argmax: the index in row `row` of the first element equal to its best value (or of its
  * first NaN), searched in the first piece that holds it (pieces: the row's piece results, NULL for
  * a row of one piece).  nanargmin/nanargmax: -1 for a row of NaNs. */
 static int64_t first_index(const reduce_job *job, int64_t row, const gp_partial *best, const gp_partial *pieces,
                            char *buffer)
 {
+    if (job->skip_nan && best->nan) return -1;
+    const gp_find_mode mode = best_mode(job, best);
     int64_t piece = 0, count;
-    if (job->skip_nan) {
-        if (best->nan) return -1; /* a row of NaNs */
-        if (nan_key(job, best)) /* +inf (-inf) ties with NaN, as NumPy reads NaN: the first of either */
-            for (;; ++piece) {
-                const char *at = piece_start(job, row, piece, &count, buffer);
-                const int64_t found = job->find(at, count, &best->u, GP_FIND_EQUAL_OR_NAN);
-                if (found >= 0) return piece * GP_CPU_PIECE + found;
-            }
-    }
+    if (mode == GP_FIND_EQUAL_OR_NAN) /* the first of either, in any piece */
+        for (;; ++piece) {
+            const char *at = piece_start(job, row, piece, &count, buffer);
+            const int64_t found = job->find(at, count, &best->u, mode);
+            if (found >= 0) return piece * GP_CPU_PIECE + found;
+        }
     if (pieces != NULL)
         while (piece + 1 < job->pieces && !piece_holds(job, &pieces[piece], best)) ++piece;
     const char *at = piece_start(job, row, piece, &count, buffer);
-    return piece * GP_CPU_PIECE + job->find(at, count, &best->u, best->nan ? GP_FIND_NAN : GP_FIND_EQUAL);
+    return piece * GP_CPU_PIECE + index_in_row(job, at, count, best);
 }
 
 /* Writes result `index` of the output. */
@@ -272,25 +287,37 @@ static void store_row(const reduce_job *job, int64_t row, const gp_partial *p, c
     memcpy(job->out + row * job->out_size, &index, sizeof index);
 }
 
+/* Stores the result p of line `line`, a row of count elements held whole at `at`. */
+static void store_whole_row(const reduce_job *job, int64_t line, const char *at, int64_t count, const gp_partial *p)
+{
+    if (!job->arg) {
+        store_result(job, line, p);
+        return;
+    }
+    const int64_t index = index_in_row(job, at, count, p);
+    memcpy(job->out + line * job->out_size, &index, sizeof index);
+}
+
 /* Reduces row `row` whole and stores its result (buffer as piece_start's). */
 static void reduce_row(const reduce_job *job, int64_t row, char *buffer)
 {
     int64_t count;
-    gp_partial p;
     if (job->pieces == 1) {
+        gp_partial p;
         const char *at = piece_start(job, row, 0, &count, buffer);
         job->run(at, count, &p);
-    } else {
-        combiner c;
-        combiner_start(job, &c);
-        for (int64_t piece = 0; piece < job->pieces; ++piece) {
-            gp_partial piece_result;
-            const char *at = piece_start(job, row, piece, &count, buffer);
-            job->run(at, count, &piece_result);
-            combiner_push(job, &c, &piece_result);
-        }
-        p = combiner_result(job, &c);
+        store_whole_row(job, row, at, count, &p);
+        return;
     }
+    combiner c;
+    combiner_start(job, &c);
+    for (int64_t piece = 0; piece < job->pieces; ++piece) {
+        gp_partial piece_result;
+        const char *at = piece_start(job, row, piece, &count, buffer);
+        job->run(at, count, &piece_result);
+        combiner_push(job, &c, &piece_result);
+    }
+    const gp_partial p = combiner_result(job, &c);
     store_row(job, row, &p, NULL, buffer);
 }
 
@@ -432,7 +459,9 @@ static int reduce_columns(reduce_job *job)
 
 /* argmin/argmax search a column's best again through the strided view, so from 8 columns up their
  * column loop stays faster (float32 (2^21 / n / 12, n, 12) along n, 2-core host: 2.3-3.6 ms
- * against 2.2-9.5 for n = 32 to 8192; at 2 and 4 columns 1.0-3.8 against 1.8-8.7). */
+ * against 2.2-9.5 for n = 32 to 8192; at 2 and 4 columns 1.0-3.8 against 1.8-8.7).  Columns of
+ * at most GP_CPU_NARROW_ROWS rows are searched in their block instead: 8 to 15 of them measured
+ * the same either way (float32 (8192, 64, 8), (16384, 40, 10), (8192, 32, 12): within the noise). */
 enum { NARROW_ARG_COLUMNS = 8 };
 
 /* Task `task`: piece task % pieces of the columns of outer index task / pieces, each column's part
@@ -457,12 +486,14 @@ static void narrow_pieces_range(void *ctx, int64_t first, int64_t last)
             const char *in = job->in + (outer * n + row) * width * job->in_size;
             transpose(in, block, width, rows, width, GP_CPU_NARROW_ROWS);
             for (int64_t column = 0; column < width; ++column) {
+                const char *line = block + column * GP_CPU_NARROW_ROWS * job->in_size;
                 gp_partial part;
-                job->run(block + column * GP_CPU_NARROW_ROWS * job->in_size, rows, &part);
-                combiner_push(job, &columns[column], &part);
+                job->run(line, rows, &part);
+                if (job->partials == NULL) store_whole_row(job, outer * width + column, line, rows, &part);
+                else combiner_push(job, &columns[column], &part);
             }
         }
-        for (int64_t column = 0; column < width; ++column)
+        for (int64_t column = 0; column < width && job->partials != NULL; ++column)
             job->partials[(outer * width + column) * job->pieces + piece] = combiner_result(job, &columns[column]);
     }
     free(block);
@@ -486,13 +517,16 @@ static int reduce_narrow_columns(reduce_job *job)
     job->lines.inner = 1;
     job->desc = &job->lines;
     job->pieces = (d->n + GP_CPU_PIECE - 1) / GP_CPU_PIECE;
-    job->partials = malloc((size_t)(job->lines.outer * job->pieces) * sizeof *job->partials);
-    if (job->partials == NULL) return -1;
+    /* Columns that fit one block are stored from it (argmin/argmax search it while it is in cache);
+     * longer ones keep their pieces' results for store_rows to combine (and search through the view) */
+    const int whole_in_block = d->n <= GP_CPU_NARROW_ROWS;
+    job->partials = whole_in_block ? NULL : malloc((size_t)(job->lines.outer * job->pieces) * sizeof *job->partials);
+    if (!whole_in_block && job->partials == NULL) return -1;
     job->tasks = d->outer * job->pieces;
     job->parts = gp_cpu_parts((double)d->outer * (double)d->n * (double)d->inner * (double)job->in_size, job->tasks);
     if (job->parts == 1) narrow_pieces_range(job, 0, job->tasks);
     else gp_pool_for(job->parts, job->tasks, 1, narrow_pieces_range, job);
-    if (!atomic_load(&job->out_of_memory)) store_rows(job);
+    if (!whole_in_block && !atomic_load(&job->out_of_memory)) store_rows(job);
     free(job->partials);
     return atomic_load(&job->out_of_memory) ? -1 : 0;
 }
