@@ -48,6 +48,26 @@ def test_best_planted_in_every_piece_position(device, rng, func, dtype):
         check_arg(func, b, gp_call(func, b, device))
 
 
+@pytest.mark.parametrize("rows", [700, 5000, 16384 + 600])
+@pytest.mark.parametrize("dtype", ["int8", "uint32", "float16", "float32", "float64"])
+@pytest.mark.parametrize("func", FUNCS)
+def test_narrow_columns_best_past_a_block(device, rng, func, dtype, rows):
+    """Narrow columns (the middle axis of (outer, rows, 3)) whose best lies past the CPU's first
+    block of 512 rows: twice (the first copy's index), in the last rows, past a 16384-row piece,
+    and a NaN that wins."""
+    dt = np.dtype(dtype)
+    a = few_values(rng, dt, (4, rows, 3))
+    if dt.kind == "f":
+        extreme = -np.inf if func == "argmin" else np.inf
+        a[0, rows // 2 + 1, 1] = np.nan
+    else:
+        extreme = np.iinfo(dt).min if func == "argmin" else np.iinfo(dt).max
+    a[1, 600, 0] = a[1, rows - 1, 0] = extreme
+    a[2, rows - 2, 2] = extreme
+    a[3, 513, 1] = a[3, 514, 1] = extreme
+    check_arg(func, a, gp_call(func, a, device, axis=1), axis=1)
+
+
 @pytest.mark.parametrize("shape,axis", [((70001,), None), ((5, 300), 1), ((300, 5), 0), ((3, 5000), 1),
                                         ((5000, 3), 0), ((40, 2000), 0), ((2000, 40), 1)])
 @pytest.mark.parametrize("dtype", ["bool", "int8", "uint16", "int64", "float16", "float32", "float64"])

@@ -8,7 +8,8 @@
  * is reduced in row order whatever the tiling.  Columns narrower than GP_CPU_NARROW_COLUMNS are
  * reduced as rows instead (the column loops' vectors would be mostly empty): each column's pieces,
  * from blocks of GP_CPU_NARROW_ROWS rows transposed so that each column's part is contiguous,
- * reduced by the row loops and combined in order (a column of one block stored from it).  Many
+ * reduced by the row loops and combined in order (a column of one block stored from it; the
+ * blocks of argmin/argmax hold a piece, GP_CPU_PIECE rows, to be searched while in cache).  Many
  * rows of at most SHORT_ROW_BYTES go the other way: blocks of them transposed, the column loops
  * reduce a row per lane.  A call below the parallel threshold runs on the calling thread with no
  * allocation.
@@ -41,6 +42,7 @@ typedef struct {
     gp_copy_args columns_view;      /* narrow columns: the input's columns as rows (view points here) */
     gp_reduce_args lines;           /* narrow columns: the call as a reduction of those rows (desc points here) */
     int64_t width;                  /* narrow columns: the call's inner extent */
+    int64_t block_rows;             /* narrow columns: the rows of a transposed block */
     char *out;
     gp_acc_kind acc;
     gp_reduce_run_fn run;
@@ -457,10 +459,10 @@ static int reduce_columns(reduce_job *job)
 
 /* ---- narrow columns: 1 < inner < GP_CPU_NARROW_COLUMNS ----------------------------------------- */
 
-/* argmin/argmax search a column's best again through the strided view, so from 8 columns up their
- * column loop stays faster (float32 (2^21 / n / 12, n, 12) along n, 2-core host: 2.3-3.6 ms
- * against 2.2-9.5 for n = 32 to 8192; at 2 and 4 columns 1.0-3.8 against 1.8-8.7).  Columns of
- * at most GP_CPU_NARROW_ROWS rows are searched in their block instead: 8 to 15 of them measured
+/* argmin/argmax searched a column's best again through the strided view, and from 8 columns up
+ * their column loop was faster (float32 (2^21 / n / 12, n, 12) along n, 2-core host: 2.3-3.6 ms
+ * against 2.2-9.5 for n = 32 to 8192; at 2 and 4 columns 1.0-3.8 against 1.8-8.7).  Their blocks
+ * now hold a whole piece, searched while in cache; 8 to 15 columns of up to 512 rows then measured
  * the same either way (float32 (8192, 64, 8), (16384, 40, 10), (8192, 32, 12): within the noise). */
 enum { NARROW_ARG_COLUMNS = 8 };
 
@@ -470,7 +472,8 @@ static void narrow_pieces_range(void *ctx, int64_t first, int64_t last)
 {
     reduce_job *job = ctx;
     const int64_t n = job->desc->n, width = job->width;
-    char *block = malloc((size_t)(width * GP_CPU_NARROW_ROWS * job->in_size));
+    const int64_t block_rows = job->block_rows;
+    char *block = malloc((size_t)(width * block_rows * job->in_size));
     if (block == NULL) {
         atomic_store(&job->out_of_memory, 1);
         return;
@@ -481,12 +484,12 @@ static void narrow_pieces_range(void *ctx, int64_t first, int64_t last)
         const int64_t outer = task / job->pieces, piece = task % job->pieces;
         const int64_t end = n - piece * GP_CPU_PIECE < GP_CPU_PIECE ? n : (piece + 1) * GP_CPU_PIECE;
         for (int64_t column = 0; column < width; ++column) combiner_start(job, &columns[column]);
-        for (int64_t row = piece * GP_CPU_PIECE; row < end; row += GP_CPU_NARROW_ROWS) {
-            const int64_t rows = end - row < GP_CPU_NARROW_ROWS ? end - row : GP_CPU_NARROW_ROWS;
+        for (int64_t row = piece * GP_CPU_PIECE; row < end; row += block_rows) {
+            const int64_t rows = end - row < block_rows ? end - row : block_rows;
             const char *in = job->in + (outer * n + row) * width * job->in_size;
-            transpose(in, block, width, rows, width, GP_CPU_NARROW_ROWS);
+            transpose(in, block, width, rows, width, block_rows);
             for (int64_t column = 0; column < width; ++column) {
-                const char *line = block + column * GP_CPU_NARROW_ROWS * job->in_size;
+                const char *line = block + column * block_rows * job->in_size;
                 gp_partial part;
                 job->run(line, rows, &part);
                 if (job->partials == NULL) store_whole_row(job, outer * width + column, line, rows, &part);
@@ -517,9 +520,11 @@ static int reduce_narrow_columns(reduce_job *job)
     job->lines.inner = 1;
     job->desc = &job->lines;
     job->pieces = (d->n + GP_CPU_PIECE - 1) / GP_CPU_PIECE;
-    /* Columns that fit one block are stored from it (argmin/argmax search it while it is in cache);
-     * longer ones keep their pieces' results for store_rows to combine (and search through the view) */
-    const int whole_in_block = d->n <= GP_CPU_NARROW_ROWS;
+    /* Columns that fit one block are stored from it, argmin/argmax searching it while it is in cache
+     * (so their blocks hold a whole piece); longer ones keep their pieces' results for store_rows
+     * to combine (and search through the view). */
+    job->block_rows = job->arg ? (d->n < GP_CPU_PIECE ? d->n : GP_CPU_PIECE) : GP_CPU_NARROW_ROWS;
+    const int whole_in_block = d->n <= job->block_rows;
     job->partials = whole_in_block ? NULL : malloc((size_t)(job->lines.outer * job->pieces) * sizeof *job->partials);
     if (!whole_in_block && job->partials == NULL) return -1;
     job->tasks = d->outer * job->pieces;
