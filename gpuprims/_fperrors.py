@@ -25,9 +25,52 @@ def _signal(kind, dtype, overflow, invalid):
         getattr(np.add, kind)(np.array(values, dtype))
 
 
-def report(kind, result, source, view, skip_nan=False, initial=None):
+_SUM, _PROD = 0, 1  # gp_op's codes of the operators checked (fp_errors.c checks the same calls)
+
+
+def _settle(out, data, op, skip_nan, initial, exclusive):
+    """A scan's lines (`out` and its input `data` as (outer, n, inner)) that hold an inf or NaN
+    made NumPy's, in place: from the first such output on, they are computed again in NumPy's left
+    fold, from the output before it.  A backend that combines in another order can bring an
+    overflowed running value back to a finite one ([1e308, 1e308, -1e308] to [1e308, inf, 1e308],
+    where NumPy's cumsum gives [1e308, inf, inf]); the outputs before it keep the backend's rounding.
+    Lines start from their value in `initial` when the scan has them, an exclusive scan's first
+    output being it (else +0 for a sum, 1 for a product); a skipped NaN counts as +0 (nancumsum)
+    or 1 (nancumprod)."""
+    with np.errstate(all="ignore"):
+        lines = ~np.isfinite(out).all(axis=1)  # (outer, inner)
+        rows = np.flatnonzero(lines.any(axis=1))
+        if rows.size == 0:
+            return
+        ufunc, one = (np.add, 0.0) if op == _SUM else (np.multiply, 1.0)
+        terms, values = data[rows].astype(out.dtype), out[rows]
+        if skip_nan:
+            terms[np.isnan(terms)] = one
+        # the fold's terms and its values so far, lined up (a first column for the start, which
+        # an inclusive scan from initial values does not output)
+        leading = initial is not None and not exclusive
+        if exclusive or initial is not None:
+            start = np.full((rows.size, 1, out.shape[2]), one, out.dtype)
+            if initial is not None:
+                start[:, 0, :] = np.asarray(initial, np.float64).reshape(out.shape[0], -1)[rows]
+            terms = np.concatenate([start, terms[:, :-1] if exclusive else terms], axis=1)
+            if leading:
+                values = np.concatenate([start, values], axis=1)
+        first = (~np.isfinite(values)).argmax(axis=1)[:, None, :]
+        column = np.arange(terms.shape[1])[None, :, None]
+        # the identity (-0.0 for a sum: exact with every value) before the value the fold resumes
+        # from, so that one accumulate folds every line from its own place
+        resumed = np.where(column < first - 1, -0.0 if op == _SUM else 1.0,
+                           np.where(column == first - 1, values, terms)).astype(out.dtype)
+        folded = ufunc.accumulate(resumed, axis=1)
+        settled = np.where((column >= first) & lines[rows][:, None, :], folded, values)
+        out[rows] = settled[:, 1:] if leading else settled
+
+
+def report(kind, result, source, view, skip_nan=False, initial=None, op=_SUM, exclusive=False):
     """Report the errors that made `result`'s non-finite values from `source`, both seen as the
-    call's (outer, n, inner) `view` (the result as (outer, 1, inner) for a reduction).  Element by
+    call's (outer, n, inner) `view` (the result as (outer, 1, inner) for a reduction).  A scan's
+    (`op`, `exclusive`) lines with such values are first made NumPy's (:func:`_settle`).  Element by
     element of the result, with the input it was made of (a scan's: the input up to it, after its
     line's value in `initial` when the scan starts from given values): an inf where that input had
     none is an overflow; a NaN where it had none (or where NaN is skipped, as in nancumsum) is an
@@ -35,6 +78,8 @@ def report(kind, result, source, view, skip_nan=False, initial=None):
     outer, n, inner = view
     out = result.reshape(outer, -1, inner)
     data = source.reshape(outer, n, inner)
+    if kind == "accumulate":
+        _settle(out, data, op, skip_nan, initial, exclusive)
     if initial is not None:  # the initial values as the first input, and as their own result
         first = np.asarray(initial, np.float64).reshape(outer, 1, inner)
         data, out = np.concatenate([first, data], axis=1), np.concatenate([first, out], axis=1)
@@ -57,9 +102,6 @@ def report_cast_overflow(kind, output, cast):
         _signal(kind, cast.dtype, True, False)
 
 
-_SUM, _PROD = 0, 1  # gp_op's codes of the operators checked (fp_errors.c checks the same calls)
-
-
 def check_device_result(entry, params, result, source):
     """After the core's `entry` (``_core.reduce`` or ``_core.scan``) wrote the DeviceArray `result`
     from the DeviceArray `source`: the check the core makes on host results (fp_errors.c), on the
@@ -69,11 +111,12 @@ def check_device_result(entry, params, result, source):
     copied to the host for :func:`report`.
     Under ``np.errstate(over="ignore", invalid="ignore")`` nothing could be reported, so nothing is
     checked: the call then stays asynchronous."""
+    exclusive = False
     if entry is _core.reduce:
         op, _, outer, n, inner, _, skip_nan = params
         kind = "reduce"
     elif entry is _core.scan:
-        _, outer, n, inner, _, op, skip_nan = params[:7]
+        _, outer, n, inner, exclusive, op, skip_nan = params[:7]
         kind = "accumulate"
     else:
         return
@@ -85,7 +128,8 @@ def check_device_result(entry, params, result, source):
     with np.errstate(all="ignore"):
         if np.isfinite(_checked_total(result, kind, outer, n, inner)):
             return
-    report(kind, result.get(), source.get(), (outer, n, inner), skip_nan, *params[7:])
+    initial = params[7] if len(params) > 7 else None
+    report(kind, result.get(), source.get(), (outer, n, inner), skip_nan, initial, op, exclusive)
 
 
 def _checked_total(result, kind, outer, n, inner):

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import gpuprims
+from gpuprims import _scans
 
 FLOATS = ["float16", "float32", "float64"]
 REDUCTIONS = ["sum", "prod", "mean", "nansum", "nanprod"]
@@ -223,3 +224,95 @@ def test_device_resident_check_skipped_where_nothing_would_be_reported(monkeypat
     with np.errstate(over="ignore", invalid="ignore"):
         assert np.isinf(gpuprims.sum(d).get())  # .get() itself reads back once
     assert len(readbacks) == 1
+
+
+def _come_back(dtype, product):
+    """A run that overflows in NumPy's left fold, then would come back finite in another order
+    (big + big = inf, then - big), and one that overflows only in another order (-big + big
+    + big: NumPy's running value is 0, then big)."""
+    big = np.finfo(dtype).max
+    if product:
+        root = np.sqrt(np.float64(big)) * 2
+        return np.array([root, root, 1 / root, 1 / root], dtype), np.array([1 / root, root, root, 1], dtype)
+    return np.array([big, big, -big, -big], dtype), np.array([-big, big, big, 1], dtype)
+
+
+def _line_of(dtype, product, n, at, run, rng):
+    """n numbers near 1 (products: +-1, so that nothing else overflows) with `run` placed at `at`."""
+    line = rng.choice([-1.0, 1.0], n) if product else rng.uniform(0.5, 1.5, n)
+    line = line.astype(dtype)
+    line[at:at + run.size] = run[:n - at]
+    return line
+
+
+def _assert_numpys(name, a, axis, got, expected, messages, expected_messages, context, initial=None):
+    """NumPy's warnings, inf and NaN in NumPy's places, and finite values within rounding of an
+    exact (float64) fold: (4 sqrt(n) + 4) ulps of the running sum of magnitudes (of products),
+    which terms as large as the dtype's maximum make loose where they were added (-big + big + 31
+    is 31 in one order and 0 in NumPy's, and float16's NumPy fold stalls where its spacing passes
+    the terms)."""
+    assert messages == expected_messages, (context, messages, expected_messages)
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(expected), err_msg=str(context))
+    np.testing.assert_array_equal(np.isinf(got), np.isinf(expected), err_msg=str(context))
+    np.testing.assert_array_equal(got[np.isinf(got)], expected[np.isinf(got)], err_msg=str(context))
+    with np.errstate(all="ignore"):
+        product = "prod" in name
+        exact = np.nan_to_num(a.astype(np.float64), nan=1.0 if product else 0.0)
+        if initial is not None:
+            exact = np.concatenate([np.asarray(initial, np.float64).reshape(-1, 1), exact], axis=axis)
+        fold = (np.cumprod if product else np.cumsum)(exact, axis=axis)
+        scale = (np.cumprod if product else np.cumsum)(np.abs(exact), axis=axis)
+        if initial is not None:
+            fold, scale = fold[:, 1:], scale[:, 1:]
+        tolerance = (4 * np.sqrt(exact.shape[axis]) + 4) * float(np.finfo(got.dtype).eps) * scale
+        checked = np.isfinite(expected) & np.isfinite(tolerance)
+        error = np.abs(got.astype(np.float64) - fold)
+    assert (error[checked] <= tolerance[checked]).all(), (context, error[checked].max())
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("name", SCANS)
+def test_scans_keep_numpys_overflow(name, dtype):
+    """An overflowed running value stays inf (or becomes NaN) as in NumPy's left fold, although
+    the CPU backend's blocked, in-register scans associate otherwise and would bring it back
+    ([1e308, 1e308, -1e308] scanned to [1e308, inf, 1e308]): the runs are placed at lane, vector,
+    block and piece edges, along rows (one long enough for the threads' two passes), narrow
+    columns (transposed blocks) and wide columns."""
+    rng = np.random.default_rng(20)
+    product = "prod" in name
+    for run in _come_back(dtype, product):
+        for n, at in ((4, 0), (37, 13), (64, 30), (600, 511), (16390, 16382), (1 << 21, 3 << 19)):
+            line = _line_of(dtype, product, n, at, run, rng)
+            shapes = ((n,), 0), ((3, n), 1), ((n, 3), 0), ((n, 17), 0)
+            for shape, axis in shapes if n < 1 << 20 else shapes[:1]:  # a long row: pieces on threads
+                a = np.repeat(line[:, None], shape[1 - axis] if len(shape) == 2 else 1, axis=1)
+                a = (a if axis == 0 else a.T).reshape(shape).copy()
+                if name.startswith("nan"):
+                    a[tuple(rng.integers(0, s) for s in shape)] = np.nan
+                expected, expected_messages = _messages(_numpy(name), a, axis=axis)
+                got, messages = _messages(getattr(gpuprims, name), a, axis=axis, device="cpu")
+                _assert_numpys(name, a, axis, got, expected, messages, expected_messages, (run, n, at, shape, axis))
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_exclusive_carried_and_out_scans_keep_numpys_overflow(dtype):
+    """The exclusive prefix sum, a scan from carried initial values (gpuprims.dask's chunks) and
+    one into out= follow the left fold from their first value."""
+    big = np.finfo(dtype).max
+    a = np.ones((2, 40), dtype)
+    a[:, 20:23] = [big, big, -big]
+    inclusive, messages = _messages(np.cumsum, a, axis=1)
+    exclusive = np.concatenate([np.zeros((2, 1), dtype), inclusive[:, :-1]], axis=1)
+    got, got_messages = _messages(gpuprims.prefix_sum, a, axis=1, exclusive=True, device="cpu")
+    _assert_numpys("cumsum", np.concatenate([np.zeros((2, 1), dtype), a[:, :-1]], axis=1), 1, got, exclusive,
+                   got_messages, messages, "exclusive")
+    out = np.empty_like(a)
+    got, got_messages = _messages(gpuprims.cumsum, a, axis=1, out=out, device="cpu")
+    assert got is out
+    _assert_numpys("cumsum", a, 1, out, inclusive, got_messages, messages, "out")
+    start = np.array([big, 0.0])
+    b = np.ones((2, 40), dtype)
+    b[:, 5:7] = [big, -big]
+    expected, messages = _messages(np.cumsum, np.concatenate([start.astype(dtype)[:, None], b], axis=1), axis=1)
+    got, got_messages = _messages(_scans.carried_prefix_sum, b, start[:, None], axis=1, device="cpu")
+    _assert_numpys("cumsum", b, 1, got, expected[:, 1:], got_messages, messages, "carried", start)

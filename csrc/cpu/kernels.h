@@ -75,15 +75,16 @@ typedef void (*gp_arg_columns_fn)(const void *in, int64_t rows, int64_t stride, 
  * elements are out_size bytes (the kind's type: uint64_t, double or float; narrower for float16 and
  * for integer min/max, which keep the input's dtype): out[i] = *offset op the inclusive (or
  * exclusive) scan of the piece at i; *total is the piece's total, as the total loop computes it
- * (the float kinds' offsets and totals are doubles). */
+ * (the float kinds' offsets and totals are doubles).  *non_finite is set to 1 when a float sum's or
+ * product's outputs (before a float16 output's rounding) held an inf or NaN, else left. */
 typedef void (*gp_scan_run_fn)(const void *in, int64_t count, void *out, int exclusive, int out_size,
-                               const gp_partial *offset, gp_partial *total);
+                               const gp_partial *offset, gp_partial *total, int *non_finite);
 typedef void (*gp_scan_total_fn)(const void *in, int64_t count, gp_partial *total);
 /* Scans `rows` rows of `width` contiguous columns (rows `stride` elements apart in the input and in
  * out), carrying each column's running value in acc (width slots of the kind's type; set first with
- * `first`). */
+ * `first`); *non_finite as the run loop's. */
 typedef void (*gp_scan_columns_fn)(const void *in, int64_t rows, int64_t stride, void *out, int64_t width, void *acc,
-                                   int first, int exclusive, int out_size);
+                                   int first, int exclusive, int out_size, int *non_finite);
 
 /* Correlation of `width` outputs: out[j] = the sum over p < mask_rows, q < mask_cols of
  * mask[p * mask_cols + q] * rows[p][j + q] (bool: the OR of ANDs), accumulated in that order from 0.

@@ -45,6 +45,7 @@ typedef struct {
     int64_t tasks;
     int parts;
     atomic_int out_of_memory; /* a thread found no memory to gather its pieces into */
+    atomic_int non_finite;    /* a float sum or product wrote an inf or NaN (gp_scan_args.non_finite) */
 } scan_job;
 
 /* The offset of a row's first piece: the row's initial value when the call gives one, else the
@@ -105,14 +106,20 @@ static char *piece_out(const scan_job *job, int64_t row, int64_t piece)
     return job->out + (row * job->desc->n + piece * GP_CPU_PIECE) * job->out_size;
 }
 
-static void scan_row(const scan_job *job, int64_t row, char *buffer)
+static void scan_row(const scan_job *job, int64_t row, char *buffer, int *non_finite)
 {
     gp_partial offset = first_offset(job, row), total;
     for (int64_t piece = 0; piece < job->pieces; ++piece) {
         job->run(piece_in(job, row, piece, buffer), piece_count(job, piece), piece_out(job, row, piece),
-                 job->desc->exclusive, (int)job->out_size, &offset, &total);
+                 job->desc->exclusive, (int)job->out_size, &offset, &total, non_finite);
         add_total(job, &offset, &total);
     }
+}
+
+/* A thread's finding of non-finite outputs, made the job's. */
+static void note_non_finite(scan_job *job, int non_finite)
+{
+    if (non_finite) atomic_store(&job->non_finite, 1);
 }
 
 static void rows_range(void *ctx, int64_t first, int64_t last)
@@ -120,7 +127,9 @@ static void rows_range(void *ctx, int64_t first, int64_t last)
     scan_job *job = ctx;
     char *buffer = gp_cpu_piece_buffer(job->view, &job->out_of_memory);
     if (job->view != NULL && buffer == NULL) return;
-    for (int64_t row = first; row < last; ++row) scan_row(job, row, buffer);
+    int non_finite = 0;
+    for (int64_t row = first; row < last; ++row) scan_row(job, row, buffer, &non_finite);
+    note_non_finite(job, non_finite);
     free(buffer);
 }
 
@@ -131,6 +140,7 @@ static void pieces_range(void *ctx, int64_t first, int64_t last)
     scan_job *job = ctx;
     char *buffer = gp_cpu_piece_buffer(job->view, &job->out_of_memory);
     if (job->view != NULL && buffer == NULL) return;
+    int non_finite = 0;
     for (int64_t task = first; task < last; ++task) {
         const int64_t row = task / job->pieces, piece = task % job->pieces;
         const char *in = piece_in(job, row, piece, buffer);
@@ -139,9 +149,10 @@ static void pieces_range(void *ctx, int64_t first, int64_t last)
         } else {
             gp_partial ignored;
             job->run(in, piece_count(job, piece), piece_out(job, row, piece), job->desc->exclusive,
-                     (int)job->out_size, &job->offsets[task], &ignored);
+                     (int)job->out_size, &job->offsets[task], &ignored, &non_finite);
         }
     }
+    note_non_finite(job, non_finite);
     free(buffer);
 }
 
@@ -194,7 +205,7 @@ static void start_columns(const scan_job *job, int64_t row, int64_t width, void 
     }
 }
 
-static void scan_tile(const scan_job *job, int64_t task)
+static void scan_tile(const scan_job *job, int64_t task, int *non_finite)
 {
     const gp_scan_args *d = job->desc;
     const int64_t outer = task / job->tiles, first = task % job->tiles * job->tile;
@@ -203,12 +214,14 @@ static void scan_tile(const scan_job *job, int64_t task)
     _Alignas(64) uint64_t acc[MAX_TILE]; /* running values: uint64_t, double or float; a vector per cache line */
     if (d->initial != NULL) start_columns(job, outer * d->inner + first, width, acc);
     job->columns(job->in + at * job->in_size, d->n, d->inner, job->out + at * job->out_size, width, acc,
-                 d->initial == NULL, d->exclusive, (int)job->out_size);
+                 d->initial == NULL, d->exclusive, (int)job->out_size, non_finite);
 }
 
 static void tiles_range(void *ctx, int64_t first, int64_t last)
 {
-    for (int64_t task = first; task < last; ++task) scan_tile(ctx, task);
+    int non_finite = 0;
+    for (int64_t task = first; task < last; ++task) scan_tile(ctx, task, &non_finite);
+    note_non_finite(ctx, non_finite);
 }
 
 static void scan_columns(scan_job *job)
@@ -227,8 +240,7 @@ static void scan_columns(scan_job *job)
     job->parts = gp_cpu_parts(bytes, job->tasks);
     const double tile_bytes = (double)d->n * (double)job->tile * (double)(job->in_size + job->out_size);
     if (job->parts > 1) gp_pool_for(job->parts, job->tasks, gp_cpu_grain(tile_bytes, job->tasks, job->parts), tiles_range, job);
-    else
-        for (int64_t task = 0; task < job->tasks; ++task) scan_tile(job, task);
+    else tiles_range(job, 0, job->tasks);
 }
 
 /* ---- narrow columns: 1 < inner < GP_CPU_NARROW_COLUMNS ----------------------------------------- */
@@ -270,11 +282,11 @@ static int64_t load_block(const scan_job *job, int64_t outer, int64_t block, con
 
 /* Scans column `column`'s piece of the loaded block from *offset into buffers->out, its total to *total. */
 static void scan_block_column(const scan_job *job, int64_t column, int64_t rows, const gp_partial *offset,
-                              gp_partial *total, const block_buffers *buffers)
+                              gp_partial *total, const block_buffers *buffers, int *non_finite)
 {
     const int64_t at = column * GP_CPU_NARROW_ROWS;
     job->run(buffers->in + at * job->in_size, rows, buffers->out + at * job->out_size, job->desc->exclusive,
-             (int)job->out_size, offset, total);
+             (int)job->out_size, offset, total, non_finite);
 }
 
 /* Transposes the block's outputs in buffers->out back into the output. */
@@ -286,7 +298,7 @@ static void store_block(const scan_job *job, int64_t outer, int64_t block, int64
 }
 
 /* Scans the blocks of outer index `outer` in turn, every column carrying its offset. */
-static void scan_narrow_outer(const scan_job *job, int64_t outer, const block_buffers *buffers)
+static void scan_narrow_outer(const scan_job *job, int64_t outer, const block_buffers *buffers, int *non_finite)
 {
     const int64_t inner = job->desc->inner;
     gp_partial offset[GP_CPU_NARROW_COLUMNS], total;
@@ -294,7 +306,7 @@ static void scan_narrow_outer(const scan_job *job, int64_t outer, const block_bu
     for (int64_t block = 0; block < job->pieces; ++block) {
         const int64_t rows = load_block(job, outer, block, buffers);
         for (int64_t column = 0; column < inner; ++column) {
-            scan_block_column(job, column, rows, &offset[column], &total, buffers);
+            scan_block_column(job, column, rows, &offset[column], &total, buffers, non_finite);
             add_total(job, &offset[column], &total);
         }
         store_block(job, outer, block, rows, buffers);
@@ -306,7 +318,9 @@ static void narrow_outer_range(void *ctx, int64_t first, int64_t last)
     scan_job *job = ctx;
     block_buffers buffers;
     if (take_block_buffers(job, &buffers)) return;
-    for (int64_t outer = first; outer < last; ++outer) scan_narrow_outer(job, outer, &buffers);
+    int non_finite = 0;
+    for (int64_t outer = first; outer < last; ++outer) scan_narrow_outer(job, outer, &buffers, &non_finite);
+    note_non_finite(job, non_finite);
     drop_block_buffers(&buffers);
 }
 
@@ -318,6 +332,7 @@ static void narrow_blocks_range(void *ctx, int64_t first, int64_t last)
     block_buffers buffers;
     if (take_block_buffers(job, &buffers)) return;
     const int64_t inner = job->desc->inner;
+    int non_finite = 0;
     for (int64_t task = first; task < last; ++task) {
         const int64_t outer = task / job->pieces, block = task % job->pieces;
         const int64_t rows = load_block(job, outer, block, &buffers);
@@ -327,11 +342,12 @@ static void narrow_blocks_range(void *ctx, int64_t first, int64_t last)
                 job->total(buffers.in + column * GP_CPU_NARROW_ROWS * job->in_size, rows, slot);
             } else {
                 gp_partial ignored;
-                scan_block_column(job, column, rows, slot, &ignored, &buffers);
+                scan_block_column(job, column, rows, slot, &ignored, &buffers, &non_finite);
             }
         }
         if (!job->totals_pass) store_block(job, outer, block, rows, &buffers);
     }
+    note_non_finite(job, non_finite);
     drop_block_buffers(&buffers);
 }
 
@@ -386,10 +402,10 @@ int gp_cpu_scan(const gp_call *call, gp_error *err)
     if (job.run == NULL || job.total == NULL || job.columns == NULL)
         return gp_fail(err, GP_ERR_INVALID, "scan: no CPU loop for this operator and dtype pair");
     if (d->inner > 1 && job.view != NULL) return gp_fail(err, GP_ERR_INVALID, "scan: a strided input along columns");
-    if (d->inner >= GP_CPU_NARROW_COLUMNS) {
-        scan_columns(&job);
-        return 0;
-    }
-    const int failed = d->inner > 1 ? scan_narrow_columns(&job) : scan_rows(&job);
-    return failed ? gp_fail(err, GP_ERR_NOMEM, "scan: out of host memory") : 0;
+    int failed = 0;
+    if (d->inner >= GP_CPU_NARROW_COLUMNS) scan_columns(&job);
+    else failed = d->inner > 1 ? scan_narrow_columns(&job) : scan_rows(&job);
+    if (failed) return gp_fail(err, GP_ERR_NOMEM, "scan: out of host memory");
+    if (d->non_finite != NULL) *d->non_finite = atomic_load(&job.non_finite);
+    return 0;
 }

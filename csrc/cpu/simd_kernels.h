@@ -1248,6 +1248,47 @@ GP_INLINE void f64_scan_total_end(const gp_f64v *t, gp_partial *total, const gp_
 }
 #define f32_scan_total_end f64_scan_total_end
 
+/* Whether a float sum's or product's outputs held an inf or NaN (fp_errors.c then reports and
+ * settles them): r * 0 is +-0 for a number and NaN otherwise, whose bits ORed into the probe make
+ * its lane NaN for good.  Two operations a vector, on ports the scan's adds and shuffles leave
+ * free, with no chain; still 10-25% of a single-threaded scan whose data is in cache (perf-notes).
+ * A float16 output is inf from 65520 up (halfway to 2^16, which rounding to even picks).  Words
+ * have no such values. */
+GP_INLINE void word_scan_probe(gp_u64v *probe, gp_u64v r, int out_size)
+{
+    (void)probe;
+    (void)r;
+    (void)out_size;
+}
+GP_INLINE void f64_scan_probe(gp_f64v *probe, gp_f64v r, int out_size)
+{
+    (void)out_size;
+    *probe = (gp_f64v)((gp_u64v)*probe | (gp_u64v)(r * 0.0));
+}
+GP_INLINE void f32_scan_probe(gp_f32v *probe, gp_f32v r, int out_size)
+{
+    if (out_size == 2)
+        r = GP_SELECT(__typeof__(r != r), (r >= 65520.0f) | (r <= -65520.0f), GP_SPLAT(gp_f32v, __builtin_inff()), r);
+    *probe = (gp_f32v)((gp_u32v)*probe | (gp_u32v)(r * 0.0f));
+}
+GP_INLINE int word_scan_probed(gp_u64v probe)
+{
+    (void)probe;
+    return 0;
+}
+GP_INLINE int f64_scan_probed(gp_f64v probe)
+{
+    int found = 0;
+    for (int j = 0; j < GP_NL64; ++j) found |= probe[j] != probe[j];
+    return found;
+}
+GP_INLINE int f32_scan_probed(gp_f32v probe)
+{
+    int found = 0;
+    for (int j = 0; j < GP_NL32; ++j) found |= probe[j] != probe[j];
+    return found;
+}
+
 /* The scan loops of one kind for one dtype: PREFIX the kind, VEC its lanes' native vector and
  * SUFFIX their operators (combine_SUFFIX, identity_SUFFIX) and logical scans (lscan_SUFFIX ...), NL
  * lanes a native vector and LOGICAL a logical one, TVEC the total's (TSUFFIX its identity), LANES(x,
@@ -1268,7 +1309,7 @@ GP_INLINE void f64_scan_total_end(const gp_f64v *t, gp_partial *total, const gp_
         }                                                                                          \
     }                                                                                              \
     GP_INLINE void PREFIX##_scan_step_##NAME(const gp_lane_##NAME *x, int64_t n, void *out, const int exclusive, \
-                                             int out_size, VEC *carry, TVEC *t, const gp_op op,    \
+                                             int out_size, VEC *carry, TVEC *t, VEC *probe, const gp_op op, \
                                              const int skip_nan)                                   \
     {                                                                                              \
         const VEC identity = identity_##SUFFIX(op, IS_SIGNED);                                     \
@@ -1279,9 +1320,11 @@ GP_INLINE void f64_scan_total_end(const gp_f64v *t, gp_partial *total, const gp_
         if (exclusive) lshift_##SUFFIX(shifted, s, identity, 1);                                   \
         const VEC last = llast_##SUFFIX(s);                                                        \
         GP_UNROLL(16)                                                                              \
-        for (int p = 0; p < GP_PARTS; ++p)                                                         \
-            PREFIX##_scan_store(out, p, combine_##SUFFIX(exclusive ? shifted[p] : s[p], *carry, op, IS_SIGNED), \
-                                n - p * NL, out_size);                                             \
+        for (int p = 0; p < GP_PARTS; ++p) {                                                       \
+            const VEC r = combine_##SUFFIX(exclusive ? shifted[p] : s[p], *carry, op, IS_SIGNED);  \
+            PREFIX##_scan_store(out, p, r, n - p * NL, out_size);                                  \
+            if (op == GP_SUM || op == GP_PROD) PREFIX##_scan_probe(probe, r, out_size);            \
+        }                                                                                          \
         PREFIX##_scan_total_add(t, v, op, IS_SIGNED);                                              \
         *carry = combine_##SUFFIX(*carry, last, op, IS_SIGNED);                                    \
     }                                                                                              \
@@ -1301,29 +1344,32 @@ GP_INLINE void f64_scan_total_end(const gp_f64v *t, gp_partial *total, const gp_
     }                                                                                              \
     GP_INLINE void PREFIX##_scan_body_##NAME(const void *in, int64_t count, void *out, const int exclusive, \
                                              int out_size, const gp_partial *offset, gp_partial *total, \
-                                             const gp_op op, const int skip_nan)                   \
+                                             int *non_finite, const gp_op op, const int skip_nan)  \
     {                                                                                              \
         const gp_lane_##NAME *x = in;                                                              \
-        VEC carry = PREFIX##_scan_carry(offset);                                                   \
+        VEC carry = PREFIX##_scan_carry(offset), probe;                                            \
+        memset(&probe, 0, sizeof probe);                                                           \
         TVEC t[GP_PARTS];                                                                          \
         GP_UNROLL(16)                                                                              \
         for (int p = 0; p < GP_PARTS; ++p) t[p] = identity_##TSUFFIX(op, IS_SIGNED);               \
         int64_t k = 0;                                                                             \
         for (; k + LOGICAL <= count; k += LOGICAL)                                                 \
             PREFIX##_scan_step_##NAME(x + k, LOGICAL, (char *)out + k * out_size, exclusive, out_size, &carry, t, \
-                                      op, skip_nan);                                               \
+                                      &probe, op, skip_nan);                                       \
         if (k < count)                                                                             \
             PREFIX##_scan_step_##NAME(x + k, count - k, (char *)out + k * out_size, exclusive, out_size, &carry, \
-                                      t, op, skip_nan);                                            \
+                                      t, &probe, op, skip_nan);                                    \
         PREFIX##_scan_total_end(t, total, op, IS_SIGNED);                                          \
+        if (PREFIX##_scan_probed(probe)) *non_finite = 1;                                          \
     }                                                                                              \
     /* the run loop: `exclusive` a constant in the body, so that its test leaves the loop */       \
     GP_INLINE void PREFIX##_scan_run_##NAME(const void *in, int64_t count, void *out, int exclusive, int out_size, \
-                                            const gp_partial *offset, gp_partial *total, const gp_op op, \
-                                            const int skip_nan)                                    \
+                                            const gp_partial *offset, gp_partial *total, int *non_finite, \
+                                            const gp_op op, const int skip_nan)                    \
     {                                                                                              \
-        if (exclusive) PREFIX##_scan_body_##NAME(in, count, out, 1, out_size, offset, total, op, skip_nan); \
-        else PREFIX##_scan_body_##NAME(in, count, out, 0, out_size, offset, total, op, skip_nan);  \
+        if (exclusive)                                                                             \
+            PREFIX##_scan_body_##NAME(in, count, out, 1, out_size, offset, total, non_finite, op, skip_nan); \
+        else PREFIX##_scan_body_##NAME(in, count, out, 0, out_size, offset, total, non_finite, op, skip_nan); \
     }                                                                                              \
     /* Along columns: acc (width slots of the kind's type) carries each column's running value from\
      * row to row; `first` sets it to the identity (an exclusive sum's +0, so that its first output\
@@ -1331,8 +1377,8 @@ GP_INLINE void f64_scan_total_end(const gp_f64v *t, gp_partial *total, const gp_
      * passes whole vectors as the constant NL, so that their loads and stores need no temporaries \
      * (with a run-time n the step kept four stack copies a vector: 0.5-0.7 ns an element). */     \
     GP_INLINE void PREFIX##_scan_column_step_##NAME(const gp_lane_##NAME *x, int64_t n, void *accumulator,\
-                                                    char *out, int exclusive, int out_size, const gp_op op,\
-                                                    const int skip_nan)                            \
+                                                    char *out, int exclusive, int out_size, VEC *probe, \
+                                                    const gp_op op, const int skip_nan)            \
     {                                                                                              \
         __typeof__(((VEC){0})[0]) *acc = accumulator;                                              \
         VEC a = identity_##SUFFIX(op, IS_SIGNED), v = LANES(x, n);                                 \
@@ -1342,13 +1388,17 @@ GP_INLINE void f64_scan_total_end(const gp_f64v *t, gp_partial *total, const gp_
         const VEC b = combine_##SUFFIX(a, v, op, IS_SIGNED);                                       \
         GP_STORE_PART(acc, b, n);                                                                  \
         PREFIX##_scan_store(out, 0, exclusive ? a : b, n, out_size);                               \
+        if (op == GP_SUM || op == GP_PROD) PREFIX##_scan_probe(probe, exclusive ? a : b, out_size); \
     }                                                                                              \
     GP_INLINE void PREFIX##_scan_columns_##NAME(const void *in, int64_t rows, int64_t stride, void *out,\
                                                 int64_t width, void *accumulator, int first, int exclusive,\
-                                                int out_size, const gp_op op, const int skip_nan)  \
+                                                int out_size, int *non_finite, const gp_op op,     \
+                                                const int skip_nan)                                \
     {                                                                                              \
         __typeof__(((VEC){0})[0]) *acc = accumulator;                                              \
         const VEC identity = identity_##SUFFIX(op, IS_SIGNED);                                     \
+        VEC probe;                                                                                 \
+        memset(&probe, 0, sizeof probe);                                                           \
         if (first)                                                                                 \
             for (int64_t j = 0; j < width; ++j) acc[j] = op == GP_SUM && exclusive ? 0 : identity[0];\
         for (int64_t r = 0; r < rows; ++r) {                                                       \
@@ -1357,11 +1407,12 @@ GP_INLINE void f64_scan_total_end(const gp_f64v *t, gp_partial *total, const gp_
             int64_t j = 0;                                                                         \
             for (; j + NL <= width; j += NL)                                                       \
                 PREFIX##_scan_column_step_##NAME(row + j, NL, acc + j, out_row + j * out_size, exclusive, out_size,\
-                                                 op, skip_nan);                                    \
+                                                 &probe, op, skip_nan);                            \
             if (j < width)                                                                         \
                 PREFIX##_scan_column_step_##NAME(row + j, width - j, acc + j, out_row + j * out_size, exclusive,\
-                                                 out_size, op, skip_nan);                          \
+                                                 out_size, &probe, op, skip_nan);                  \
         }                                                                                          \
+        if (PREFIX##_scan_probed(probe)) *non_finite = 1;                                          \
     }
 
 /* Per dtype, the loops of the three kinds (each loads its lanes: word, double or float; lanes past
@@ -1390,15 +1441,17 @@ GP_DTYPES(GP_SCAN_KERNELS)
         PREFIX##_scan_total_##NAME(in, count, total, OP, SKIP_NAN);                                \
     }                                                                                              \
     static void PREFIX##_scan_run_##OPNAME##_##NAME(const void *in, int64_t count, void *out, int exclusive, \
-                                                    int out_size, const gp_partial *offset, gp_partial *total) \
+                                                    int out_size, const gp_partial *offset, gp_partial *total, \
+                                                    int *non_finite)                               \
     {                                                                                              \
-        PREFIX##_scan_run_##NAME(in, count, out, exclusive, out_size, offset, total, OP, SKIP_NAN); \
+        PREFIX##_scan_run_##NAME(in, count, out, exclusive, out_size, offset, total, non_finite, OP, SKIP_NAN); \
     }                                                                                              \
     static void PREFIX##_scan_columns_##OPNAME##_##NAME(const void *in, int64_t rows, int64_t stride, void *out, \
                                                         int64_t width, void *acc, int first, int exclusive, \
-                                                        int out_size)                              \
+                                                        int out_size, int *non_finite)             \
     {                                                                                              \
-        PREFIX##_scan_columns_##NAME(in, rows, stride, out, width, acc, first, exclusive, out_size, OP, SKIP_NAN); \
+        PREFIX##_scan_columns_##NAME(in, rows, stride, out, width, acc, first, exclusive, out_size, non_finite, OP, \
+                                     SKIP_NAN);                                                    \
     }
 #define GP_SCAN_OPS(NAME, PREFIX)                                                                  \
     GP_SCAN_OP_LOOPS(NAME, PREFIX, sum, GP_SUM, 0)                                                 \

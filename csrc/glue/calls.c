@@ -49,6 +49,7 @@ typedef struct {
     PyArrayObject *target;    /* the host array the caller gave for the result (borrowed), or NULL */
     gp_environment env;       /* the call's settings, once env_read: read at most once per call */
     int env_read;
+    int non_finite;           /* a scan's gp_scan_args.non_finite: -1 until a backend tells */
 } request;
 
 static void release(request *r)
@@ -273,6 +274,10 @@ static PyObject *run_planned(request *r, const gp_plan *plan, PyObject *out, int
         PyErr_NoMemory();
         goto done;
     }
+    if (r->call.primitive == GP_SCAN) {
+        r->non_finite = -1;
+        r->call.scan.non_finite = &r->non_finite;
+    }
     gp_error err = {GP_OK, ""};
     int status;
     if (plan->route == GP_ROUTE_CPU && repeats == 0 && plan->in_bytes + plan->out_bytes < gil_release_min_bytes) {
@@ -401,7 +406,7 @@ static PyObject *core_scan(PyObject *self, PyObject *const *args, Py_ssize_t nar
         release(&r);
         return NULL;
     }
-    r.call.scan = (gp_scan_args){in_dtype, out_dtype, outer, n, inner, exclusive, (gp_op)op, skip_nan, NULL};
+    r.call.scan = (gp_scan_args){in_dtype, out_dtype, outer, n, inner, exclusive, (gp_op)op, skip_nan, NULL, NULL};
     if (take_initial(&r, initial, &r.call.scan)) {
         release(&r);
         return NULL;
@@ -757,7 +762,7 @@ static PyObject *quick_scan(request *r, const quick_recipe *recipe, PyArrayObjec
         release(r);
     } else {
         r->call.scan = (gp_scan_args){in_dtype,   out_dtype, outer, n, inner, recipe->exclusive,
-                                      recipe->op, recipe->skip_nan, NULL};
+                                      recipe->op, recipe->skip_nan, NULL, NULL};
         r->out_count = outer * n * inner;
         result = plan_and_run(r, out_shape, device, 0);
     }

@@ -2,9 +2,13 @@
  *
  * The backends do not track the FPU's flags (the GPU has none, and the CPU backend's threads have
  * their own).  Instead a float sum's or product's results are looked at: all finite, the common
- * case, costs one pass over the results (for a scan only its last slice along the axis, since a
- * non-finite running value stays non-finite).  Otherwise Python decides from the input whether the
- * inf or NaN was made (overflow, invalid) or only carried, and reports it through NumPy itself. */
+ * case, costs one pass over the results.  A scan's running value, once inf or NaN, stays so in
+ * NumPy's left fold, so its last slice along the axis tells, where the backend folds in that
+ * order; the CPU backend's blocked loops do not (an overflowed partial can come back finite:
+ * [1e308, 1e308, -1e308] scans to [1e308, inf, 1e308]), and report from their loops whether any
+ * output was not finite (gp_scan_args.non_finite).  Otherwise Python settles such a scan's lines in
+ * NumPy's order and decides from the input whether the inf or NaN was made (overflow, invalid) or
+ * only carried, and reports it through NumPy itself. */
 #include "glue/fp_errors.h"
 
 /* Whether any of `count` consecutive elements of the float dtype from `first` is inf or NaN, read
@@ -34,14 +38,15 @@ static int any_non_finite(const char *data, gp_dtype dtype, int64_t first, int64
     return any_non_finite_64((const int64_t *)data + first, count);
 }
 
-/* Whether the call's results hold inf or NaN: for a reduction all of them, for a scan the last
- * element along the axis of every (outer, inner) line. */
+/* Whether the call's results hold inf or NaN: for a reduction all of them, for a scan what its
+ * backend's loops found, else the last element along the axis of every (outer, inner) line. */
 static int results_non_finite(const gp_call *call, PyArrayObject *result)
 {
     const char *data = PyArray_DATA(result);
     if (call->primitive == GP_REDUCE)
         return any_non_finite(data, call->reduce.out_dtype, 0, call->reduce.outer * call->reduce.inner);
     const gp_scan_args *s = &call->scan;
+    if (s->non_finite != NULL && *s->non_finite >= 0) return *s->non_finite;
     for (int64_t o = 0; o < s->outer; ++o)
         if (any_non_finite(data, s->out_dtype, (o * s->n + s->n - 1) * s->inner, s->inner)) return 1;
     return 0;
@@ -67,9 +72,10 @@ int gp_report_fp_errors(const gp_call *call, PyArrayObject *result, PyArrayObjec
     const int skip_nan = reduce ? call->reduce.skip_nan : call->scan.skip_nan;
     const int64_t outer = reduce ? call->reduce.outer : call->scan.outer, n = reduce ? call->reduce.n : call->scan.n,
                   inner = reduce ? call->reduce.inner : call->scan.inner;
-    PyObject *done = PyObject_CallFunction(report, "sOO(LLL)iO", reduce ? "reduce" : "accumulate", (PyObject *)result,
+    PyObject *done = PyObject_CallFunction(report, "sOO(LLL)iOii", reduce ? "reduce" : "accumulate", (PyObject *)result,
                                            (PyObject *)input, (long long)outer, (long long)n, (long long)inner,
-                                           skip_nan, initial != NULL ? initial : Py_None);
+                                           skip_nan, initial != NULL ? initial : Py_None, (int)op,
+                                           reduce ? 0 : call->scan.exclusive);
     Py_XDECREF(done);
     return done == NULL ? -1 : 0;
 }
