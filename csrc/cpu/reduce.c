@@ -43,6 +43,7 @@ typedef struct {
     gp_reduce_args lines;           /* narrow columns: the call as a reduction of those rows (desc points here) */
     int64_t width;                  /* narrow columns: the call's inner extent */
     int64_t block_rows;             /* narrow columns: the rows of a transposed block */
+    int64_t slabs;                  /* short rows: the outer indices of a transposed block */
     char *out;
     gp_acc_kind acc;
     gp_reduce_run_fn run;
@@ -378,7 +379,8 @@ static int reduce_rows(reduce_job *job)
     if (job->parts == 1) {
         rows_range(job, 0, job->tasks);
     } else {
-        const double task_bytes = (double)(job->partials ? (d->n < GP_CPU_PIECE ? d->n : GP_CPU_PIECE) : d->n) * job->in_size;
+        const int64_t task_elements = job->partials != NULL && d->n > GP_CPU_PIECE ? GP_CPU_PIECE : d->n;
+        const double task_bytes = (double)task_elements * (double)job->in_size;
         gp_pool_for(job->parts, job->tasks, gp_cpu_grain(task_bytes, job->tasks, job->parts), rows_range, job);
     }
     if (job->partials != NULL) store_rows(job);
@@ -452,8 +454,8 @@ static int reduce_columns(reduce_job *job)
         for (int64_t task = 0; task < job->tasks; ++task) reduce_tile(job, task);
         return 0;
     }
-    gp_pool_for(job->parts, job->tasks, gp_cpu_grain((double)d->n * (double)job->tile * (double)job->in_size, job->tasks, job->parts),
-                tiles_range, job);
+    const double tile_bytes = (double)d->n * (double)job->tile * (double)job->in_size;
+    gp_pool_for(job->parts, job->tasks, gp_cpu_grain(tile_bytes, job->tasks, job->parts), tiles_range, job);
     return 0;
 }
 
@@ -483,7 +485,8 @@ static void narrow_pieces_range(void *ctx, int64_t first, int64_t last)
     for (int64_t task = first; task < last; ++task) {
         const int64_t outer = task / job->pieces, piece = task % job->pieces;
         const int64_t end = n - piece * GP_CPU_PIECE < GP_CPU_PIECE ? n : (piece + 1) * GP_CPU_PIECE;
-        for (int64_t column = 0; column < width; ++column) combiner_start(job, &columns[column]);
+        if (job->partials != NULL)
+            for (int64_t column = 0; column < width; ++column) combiner_start(job, &columns[column]);
         for (int64_t row = piece * GP_CPU_PIECE; row < end; row += block_rows) {
             const int64_t rows = end - row < block_rows ? end - row : block_rows;
             const char *in = job->in + (outer * n + row) * width * job->in_size;
@@ -508,12 +511,6 @@ static void narrow_pieces_range(void *ctx, int64_t first, int64_t last)
 static int reduce_narrow_columns(reduce_job *job)
 {
     const gp_reduce_args *d = job->desc;
-    gp_copy_args *view = &job->columns_view;
-    view->ndim = 3;
-    view->elem_size = job->in_size;
-    view->shape[0] = d->outer, view->shape[1] = d->inner, view->shape[2] = d->n;
-    view->strides[0] = d->n * d->inner, view->strides[1] = 1, view->strides[2] = d->inner;
-    job->view = view;
     job->width = d->inner;
     job->lines = *d;
     job->lines.outer = d->outer * d->inner;
@@ -525,8 +522,17 @@ static int reduce_narrow_columns(reduce_job *job)
      * to combine (and search through the view). */
     job->block_rows = job->arg ? (d->n < GP_CPU_PIECE ? d->n : GP_CPU_PIECE) : GP_CPU_NARROW_ROWS;
     const int whole_in_block = d->n <= job->block_rows;
-    job->partials = whole_in_block ? NULL : malloc((size_t)(job->lines.outer * job->pieces) * sizeof *job->partials);
-    if (!whole_in_block && job->partials == NULL) return -1;
+    job->partials = NULL;
+    if (!whole_in_block) {
+        gp_copy_args *view = &job->columns_view;
+        view->ndim = 3;
+        view->elem_size = job->in_size;
+        view->shape[0] = d->outer, view->shape[1] = d->inner, view->shape[2] = d->n;
+        view->strides[0] = d->n * d->inner, view->strides[1] = 1, view->strides[2] = d->inner;
+        job->view = view;
+        job->partials = malloc((size_t)(job->lines.outer * job->pieces) * sizeof *job->partials);
+        if (job->partials == NULL) return -1;
+    }
     job->tasks = d->outer * job->pieces;
     job->parts = gp_cpu_parts((double)d->outer * (double)d->n * (double)d->inner * (double)job->in_size, job->tasks);
     if (job->parts == 1) narrow_pieces_range(job, 0, job->tasks);
@@ -557,9 +563,10 @@ enum { SHORT_ROW_BYTES = 128, SHORT_ROWS_BLOCK = 256 };
 
 /* The block of task `task` (its rows' elements k at block[k * stride + row]): the task's slabs of
  * (n, inner) elements, outer index by outer index, with `inner` contiguous elements as one. */
-static void short_rows_block(const reduce_job *job, int64_t task, int64_t slabs, char *block, char *gathered)
+static void short_rows_block(const reduce_job *job, int64_t task, char *block, char *gathered)
 {
     const gp_reduce_args *d = job->desc;
+    const int64_t slabs = job->slabs;
     const int64_t first = task * slabs, count = d->outer - first < slabs ? d->outer - first : slabs;
     const int64_t unit = d->inner * job->in_size; /* bytes of one of a slab's rows */
     const char *in = job->in + first * d->n * unit;
@@ -581,7 +588,7 @@ static void short_rows_range(void *ctx, int64_t first, int64_t last)
 {
     reduce_job *job = ctx;
     const gp_reduce_args *d = job->desc;
-    const int64_t slabs = SHORT_ROWS_BLOCK / d->inner, stride = slabs * d->inner;
+    const int64_t stride = job->slabs * d->inner;
     const int64_t block_size = d->n * stride * job->in_size;
     /* the block, and for a strided view the rows gathered first (a view gives its contiguous copy's bits) */
     char *block = malloc((size_t)(job->view != NULL ? 2 * block_size : block_size));
@@ -592,7 +599,7 @@ static void short_rows_range(void *ctx, int64_t first, int64_t last)
     for (int64_t task = first; task < last; ++task) {
         const int64_t row = task * stride, lines = d->outer * d->inner;
         const int64_t rows = lines - row < stride ? lines - row : stride;
-        short_rows_block(job, task, slabs, block, block + block_size);
+        short_rows_block(job, task, block, block + block_size);
         reduce_column_block(job, block, stride, rows, job->out + row * job->out_size);
     }
     free(block);
@@ -602,9 +609,9 @@ static void short_rows_range(void *ctx, int64_t first, int64_t last)
 static int reduce_short_rows(reduce_job *job)
 {
     const gp_reduce_args *d = job->desc;
-    const int64_t slabs = SHORT_ROWS_BLOCK / d->inner;
-    job->tasks = (d->outer + slabs - 1) / slabs;
-    const double block_bytes = (double)(slabs * d->inner) * (double)d->n * (double)job->in_size;
+    job->slabs = SHORT_ROWS_BLOCK / d->inner;
+    job->tasks = (d->outer + job->slabs - 1) / job->slabs;
+    const double block_bytes = (double)(job->slabs * d->inner) * (double)d->n * (double)job->in_size;
     job->parts = gp_cpu_parts(block_bytes * (double)job->tasks, job->tasks);
     if (job->parts == 1) short_rows_range(job, 0, job->tasks);
     else gp_pool_for(job->parts, job->tasks, gp_cpu_grain(block_bytes, job->tasks, job->parts), short_rows_range, job);
