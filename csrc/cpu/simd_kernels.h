@@ -1251,7 +1251,7 @@ GP_INLINE void f64_scan_total_end(const gp_f64v *t, gp_partial *total, const gp_
 /* Whether a float sum's or product's outputs held an inf or NaN (fp_errors.c then reports and
  * settles them): r * 0 is +-0 for a number and NaN otherwise, whose bits ORed into the probe make
  * its lane NaN for good.  Two operations a vector, on ports the scan's adds and shuffles leave
- * free, with no chain; still 10-25% of a single-threaded scan whose data is in cache (perf-notes).
+ * free, with no chain; still 5-25% of a single-threaded scan whose data is in cache (perf-notes).
  * A float16 output is inf from 65520 up (halfway to 2^16, which rounding to even picks).  Words
  * have no such values. */
 GP_INLINE void word_scan_probe(gp_u64v *probe, gp_u64v r, int out_size)
