@@ -35,36 +35,43 @@ def _settle(out, data, op, skip_nan, initial, exclusive):
     overflowed running value back to a finite one ([1e308, 1e308, -1e308] to [1e308, inf, 1e308],
     where NumPy's cumsum gives [1e308, inf, inf]); the outputs before it keep the backend's rounding.
     Lines start from their value in `initial` when the scan has them, an exclusive scan's first
-    output being it (else +0 for a sum, 1 for a product); a skipped NaN counts as +0 (nancumsum)
-    or 1 (nancumprod)."""
+    output being it; a skipped NaN counts as +0 (nancumsum) or 1 (nancumprod).  One accumulate
+    folds every line from its own place, over the outer indices and the columns that need it."""
     with np.errstate(all="ignore"):
-        lines = ~np.isfinite(out).all(axis=1)  # (outer, inner)
+        bad = ~np.isfinite(out)
+        lines = bad.any(axis=1)  # (outer, inner)
         rows = np.flatnonzero(lines.any(axis=1))
         if rows.size == 0:
             return
-        ufunc, one = (np.add, 0.0) if op == _SUM else (np.multiply, 1.0)
-        terms, values = data[rows].astype(out.dtype), out[rows]
+        span = slice(rows[0], rows[-1] + 1)
+        out, data, bad, lines = out[span], data[span], bad[span], lines[span]
+        n = out.shape[1]
+        identity = -0.0 if op == _SUM else 1.0  # exact: folding it in changes no value
+        # per line, the first output computed again (an exclusive scan's first is its start);
+        # n where none is
+        resume = bad.argmax(axis=1)
+        if exclusive:
+            resume = np.maximum(resume, 1)
+        resume = np.where(lines, resume, n)
+        lo = int(resume.min())
+        # the value the fold resumes from: the output before, or the line's start
+        seed = np.take_along_axis(out, np.maximum(resume - 1, 0)[:, None, :], axis=1)[:, 0, :]
+        if initial is not None or lo == 0:
+            start = identity if initial is None else np.asarray(initial, np.float64).reshape(-1, out.shape[2])[span]
+            seed = np.where(resume == 0, start, seed)
+        # column c > 0 holds the term of output lo + c - 1 (an exclusive scan's: the element before);
+        # a line's seed goes in the column before its resume point, the identity before that
+        fold = np.empty((out.shape[0], n - lo + 1, out.shape[2]), out.dtype)
+        fold[:, 1:] = data[:, lo - exclusive:n - exclusive]
         if skip_nan:
-            terms[np.isnan(terms)] = one
-        # the fold's terms and its values so far, lined up (a first column for the start, which
-        # an inclusive scan from initial values does not output)
-        leading = initial is not None and not exclusive
-        if exclusive or initial is not None:
-            start = np.full((rows.size, 1, out.shape[2]), one, out.dtype)
-            if initial is not None:
-                start[:, 0, :] = np.asarray(initial, np.float64).reshape(out.shape[0], -1)[rows]
-            terms = np.concatenate([start, terms[:, :-1] if exclusive else terms], axis=1)
-            if leading:
-                values = np.concatenate([start, values], axis=1)
-        first = (~np.isfinite(values)).argmax(axis=1)[:, None, :]
-        column = np.arange(terms.shape[1])[None, :, None]
-        # the identity (-0.0 for a sum: exact with every value) before the value the fold resumes
-        # from, so that one accumulate folds every line from its own place
-        resumed = np.where(column < first - 1, -0.0 if op == _SUM else 1.0,
-                           np.where(column == first - 1, values, terms)).astype(out.dtype)
-        folded = ufunc.accumulate(resumed, axis=1)
-        settled = np.where((column >= first) & lines[rows][:, None, :], folded, values)
-        out[rows] = settled[:, 1:] if leading else settled
+            terms = fold[:, 1:]
+            terms[np.isnan(terms)] = 0.0 if op == _SUM else 1.0
+        column = np.arange(n - lo + 1)[None, :, None]
+        place = (resume - lo)[:, None, :]
+        np.copyto(fold, identity, where=column < place)
+        np.copyto(fold, seed[:, None, :].astype(out.dtype), where=column == place)
+        (np.add if op == _SUM else np.multiply).accumulate(fold, axis=1, out=fold)
+        np.copyto(out[:, lo:], fold[:, 1:], where=column[:, 1:] > place)
 
 
 def report(kind, result, source, view, skip_nan=False, initial=None, op=_SUM, exclusive=False):
