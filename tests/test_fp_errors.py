@@ -272,12 +272,12 @@ def _assert_numpys(name, a, axis, got, expected, messages, expected_messages, co
 
 @pytest.mark.parametrize("dtype", FLOATS)
 @pytest.mark.parametrize("name", SCANS)
-def test_scans_keep_numpys_overflow(name, dtype):
+def test_scans_keep_numpys_overflow(device, name, dtype):
     """An overflowed running value stays inf (or becomes NaN) as in NumPy's left fold, although
-    the CPU backend's blocked, in-register scans associate otherwise and would bring it back
-    ([1e308, 1e308, -1e308] scanned to [1e308, inf, 1e308]): the runs are placed at lane, vector,
-    block and piece edges, along rows (one long enough for the threads' two passes), narrow
-    columns (transposed blocks) and wide columns."""
+    the backends' blocked scans associate otherwise and would bring it back ([1e308, 1e308,
+    -1e308] scanned to [1e308, inf, 1e308]): the runs are placed at lane, vector, block, tile and
+    piece edges, along rows (one long enough for the CPU threads' two passes and the GPU's
+    streamed tiles), narrow columns (transposed blocks on the CPU) and wide columns."""
     rng = np.random.default_rng(20)
     product = "prod" in name
     for run in _come_back(dtype, product):
@@ -290,12 +290,12 @@ def test_scans_keep_numpys_overflow(name, dtype):
                 if name.startswith("nan"):
                     a[tuple(rng.integers(0, s) for s in shape)] = np.nan
                 expected, expected_messages = _messages(_numpy(name), a, axis=axis)
-                got, messages = _messages(getattr(gpuprims, name), a, axis=axis, device="cpu")
+                got, messages = _messages(getattr(gpuprims, name), a, axis=axis, device=device)
                 _assert_numpys(name, a, axis, got, expected, messages, expected_messages, (run, n, at, shape, axis))
 
 
 @pytest.mark.parametrize("dtype", FLOATS)
-def test_exclusive_carried_and_out_scans_keep_numpys_overflow(dtype):
+def test_exclusive_carried_and_out_scans_keep_numpys_overflow(device, dtype):
     """The exclusive prefix sum, a scan from carried initial values (gpuprims.dask's chunks) and
     one into out= follow the left fold from their first value."""
     big = np.finfo(dtype).max
@@ -303,16 +303,16 @@ def test_exclusive_carried_and_out_scans_keep_numpys_overflow(dtype):
     a[:, 20:23] = [big, big, -big]
     inclusive, messages = _messages(np.cumsum, a, axis=1)
     exclusive = np.concatenate([np.zeros((2, 1), dtype), inclusive[:, :-1]], axis=1)
-    got, got_messages = _messages(gpuprims.prefix_sum, a, axis=1, exclusive=True, device="cpu")
+    got, got_messages = _messages(gpuprims.prefix_sum, a, axis=1, exclusive=True, device=device)
     _assert_numpys("cumsum", np.concatenate([np.zeros((2, 1), dtype), a[:, :-1]], axis=1), 1, got, exclusive,
                    got_messages, messages, "exclusive")
     out = np.empty_like(a)
-    got, got_messages = _messages(gpuprims.cumsum, a, axis=1, out=out, device="cpu")
+    got, got_messages = _messages(gpuprims.cumsum, a, axis=1, out=out, device=device)
     assert got is out
     _assert_numpys("cumsum", a, 1, out, inclusive, got_messages, messages, "out")
     start = np.array([big, 0.0])
     b = np.ones((2, 40), dtype)
     b[:, 5:7] = [big, -big]
     expected, messages = _messages(np.cumsum, np.concatenate([start.astype(dtype)[:, None], b], axis=1), axis=1)
-    got, got_messages = _messages(_scans.carried_prefix_sum, b, start[:, None], axis=1, device="cpu")
+    got, got_messages = _messages(_scans.carried_prefix_sum, b, start[:, None], axis=1, device=device)
     _assert_numpys("cumsum", b, 1, got, expected[:, 1:], got_messages, messages, "carried", start)

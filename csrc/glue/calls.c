@@ -274,7 +274,7 @@ static PyObject *run_planned(request *r, const gp_plan *plan, PyObject *out, int
         PyErr_NoMemory();
         goto done;
     }
-    if (r->call.primitive == GP_SCAN) {
+    if (r->call.primitive == GP_SCAN && !r->resident) { /* a resident call's check is Python's, on the device */
         r->non_finite = -1;
         r->call.scan.non_finite = &r->non_finite;
     }

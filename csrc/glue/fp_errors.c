@@ -3,10 +3,10 @@
  * The backends do not track the FPU's flags (the GPU has none, and the CPU backend's threads have
  * their own).  Instead a float sum's or product's results are looked at: all finite, the common
  * case, costs one pass over the results.  A scan's running value, once inf or NaN, stays so in
- * NumPy's left fold, so its last slice along the axis tells, where the backend folds in that
- * order; the CPU backend's blocked loops do not (an overflowed partial can come back finite:
- * [1e308, 1e308, -1e308] scans to [1e308, inf, 1e308]), and report from their loops whether any
- * output was not finite (gp_scan_args.non_finite).  Otherwise Python settles such a scan's lines in
+ * NumPy's left fold, so its last slice along the axis would tell, but the backends' blocked loops
+ * fold otherwise (an overflowed partial can come back finite: [1e308, 1e308, -1e308] scans to
+ * [1e308, inf, 1e308]), so they report whether any output was not finite
+ * (gp_scan_args.non_finite); the last slice is looked at where none reported.  Otherwise Python settles such a scan's lines in
  * NumPy's order and decides from the input whether the inf or NaN was made (overflow, invalid) or
  * only carried, and reports it through NumPy itself. */
 #include "glue/fp_errors.h"

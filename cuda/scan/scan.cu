@@ -97,6 +97,34 @@ template <class Op, class Acc> struct ScanCarry {
     }
 };
 
+// A float sum's or product's note that it wrote an inf or NaN (gp_scan_args.non_finite): each
+// thread looks at its outputs and, having seen one, sets the device word `flag` (unless another
+// thread has), so that fp_errors.c settles the lines in NumPy's order: a running value that
+// overflowed can come back finite in the order the kernels combine in, and the last slice, which
+// is all the host would look at otherwise, then misses it.  A null flag, other operators and
+// integer outputs: nothing is looked at.
+template <class Op, class Out> struct NonFiniteNote {
+    static constexpr bool tracked =
+        (is_sum<Op> || cuda::std::is_same_v<typename plain_operator<Op>::type, ProdOp>) &&
+        (cuda::std::is_floating_point_v<Out> || cuda::std::is_same_v<Out, __half>);
+    unsigned *flag;
+    bool seen = false;
+
+    __device__ explicit NonFiniteNote(unsigned *flag_) : flag(flag_) {}
+    __device__ __forceinline__ void look(Out value)
+    {
+        if constexpr (tracked) {
+            if constexpr (cuda::std::is_same_v<Out, __half>) seen |= __hisinf(value) != 0 || __hisnan(value);
+            else seen |= !isfinite(value);
+        }
+    }
+    __device__ __forceinline__ void flush() const
+    {
+        if constexpr (tracked)
+            if (seen && flag != nullptr && *static_cast<volatile unsigned *>(flag) == 0) atomicOr(flag, 1u);
+    }
+};
+
 template <class Acc> struct TileStatus {
     uint32_t flag;
     Acc value;
@@ -265,7 +293,7 @@ __device__ Acc look_back(const TileState<Acc> &tiles, const TileState<Acc> &grou
 template <class Op, class In, class Acc, class Out>
 __global__ void __launch_bounds__(ScanTuning::threads, ScanTuning::min_blocks_per_sm)
 scan_tiles_kernel(const In *in, Out *out, int64_t n, int64_t tiles_per_row, TileState<Acc> tiles, TileState<Acc> groups,
-                  int exclusive, ScanCarry<Op, Acc> carry)
+                  int exclusive, ScanCarry<Op, Acc> carry, unsigned *non_finite)
 {
     constexpr int threads = ScanTuning::threads;
     constexpr int items = ScanTuning::items<In, Out>;
@@ -307,12 +335,16 @@ scan_tiles_kernel(const In *in, Out *out, int64_t n, int64_t tiles_per_row, Tile
 
     if (t == tiles_per_row - 1 && threadIdx.x == 0) carry.finish(row, op(tile_prefix_value, block_total));
     Acc running = op(tile_prefix_value, thread_prefix);
+    NonFiniteNote<Op, Out> note(non_finite);
     Tile::template transform<Op, Acc>(in_tile, out_tile, warp_valid, [&](Acc x) {
         const Acc before = running;
         running = op(running, x);
-        return convert<Out>(exclusive ? numpy_sum<Op>(before) : running);
+        const Out value = convert<Out>(exclusive ? numpy_sum<Op>(before) : running);
+        note.look(value);
+        return value;
     });
     Tile::flush(out + warp_offset, warp_valid, out_tile);
+    note.flush();
 }
 
 // ---- the pipelined tile scan (sm_90 and later: bulk copies and transaction barriers) ----------------
@@ -389,7 +421,7 @@ template <class Op, class In, class Acc, class Out>
 __global__ void __launch_bounds__(ScanPipelineTuning::threads, 1)
 scan_pipeline_kernel(const In *in, Out *out, int64_t n, int64_t tiles_per_row, int tiles, int stages,
                      int64_t stage_bytes, TileState<Acc> tile_state, TileState<Acc> group_state, int *tile_counter,
-                     int exclusive, ScanCarry<Op, Acc> carry)
+                     int exclusive, ScanCarry<Op, Acc> carry, unsigned *non_finite)
 {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     using Tuning = ScanPipelineTuning;
@@ -550,10 +582,14 @@ scan_pipeline_kernel(const In *in, Out *out, int64_t n, int64_t tiles_per_row, i
 
     if (warp >= first_scan_warp) {  // scan squad: warp g scans segment g
         const int g = warp - first_scan_warp;
+        NonFiniteNote<Op, Out> note(non_finite);
         for (;; at.advance(stages)) {
             wait_stage(&barriers[at.stage].prefixed, at.parity);
             const StageInfo<Acc> &info = infos[at.stage];
-            if (info.tile < 0) return;
+            if (info.tile < 0) {
+                note.flush();
+                return;
+            }
             int64_t valid;
             const TileSpan span = stage_span(info, g, valid);
             const In *segment =
@@ -578,9 +614,11 @@ scan_pipeline_kernel(const In *in, Out *out, int64_t n, int64_t tiles_per_row, i
                 const Acc before = op(running, lane_prefix);
                 OutVector results;
 #pragma unroll
-                for (int e = 0; e < E; ++e)
+                for (int e = 0; e < E; ++e) {
                     results.v[e] = convert<Out>(exclusive ? numpy_sum<Op>(e == 0 ? before : op(before, values[r][e - 1]))
                                                           : op(before, values[r][e]));
+                    note.look(results.v[e]);  // lanes past the valid ones repeat a valid output
+                }
                 const int64_t first = (static_cast<int64_t>(r) * warp_threads + lane) * E;
                 if (full) {
                     reinterpret_cast<OutVector *>(dst)[r * warp_threads + lane] = results;
@@ -616,7 +654,7 @@ scan_pipeline_kernel(const In *in, Out *out, int64_t n, int64_t tiles_per_row, i
     }
 #else
     (void)in, (void)out, (void)n, (void)tiles_per_row, (void)tiles, (void)stages, (void)stage_bytes;
-    (void)tile_state, (void)group_state, (void)tile_counter, (void)exclusive, (void)carry;
+    (void)tile_state, (void)group_state, (void)tile_counter, (void)exclusive, (void)carry, (void)non_finite;
 #endif
 }
 
@@ -625,12 +663,13 @@ scan_pipeline_kernel(const In *in, Out *out, int64_t n, int64_t tiles_per_row, i
 template <class Op, class In, class Acc, class Out>
 __global__ void __launch_bounds__(ReduceTuning::threads)
 scan_short_rows_kernel(const In *in, Out *out, int64_t rows, int64_t n, int width, int exclusive,
-                       ScanCarry<Op, Acc> row_carry)
+                       ScanCarry<Op, Acc> row_carry, unsigned *non_finite)
 {
     constexpr int items = ScanTuning::short_row_items;
     const Op op;
     const LogicalWarpRows assigned(width);
     const int lane = assigned.lane;
+    NonFiniteNote<Op, Out> note(non_finite);
     for (int64_t base = assigned.first; base < rows; base += assigned.stride) {
         const int64_t row = base + assigned.group;
         const bool active = row < rows;
@@ -651,13 +690,16 @@ scan_short_rows_kernel(const In *in, Out *out, int64_t rows, int64_t n, int widt
             const Acc before = op(carry, lane_prefix);
 #pragma unroll
             for (int i = 0; i < items; ++i)
-                if (active && first + i < n)
+                if (active && first + i < n) {
                     dst[first + i] = convert<Out>(exclusive ? numpy_sum<Op>(i == 0 ? before : op(before, values[i - 1]))
                                                             : op(before, values[i]));
+                    note.look(dst[first + i]);
+                }
             carry = op(carry, __shfl_sync(full_mask, inclusive, width - 1, width));
         }
         if (active && lane == 0) row_carry.finish(row, carry);
     }
+    note.flush();
 }
 
 // inner > 1: a thread per column walks its chunk with stride `inner` (coalesced across the warp),
@@ -667,9 +709,10 @@ scan_short_rows_kernel(const In *in, Out *out, int64_t rows, int64_t n, int widt
 template <class Op, class In, class Acc, class Out, bool Carries = false>
 __global__ void __launch_bounds__(ReduceTuning::threads)
 scan_columns_kernel(const In *in, Out *out, int64_t outer, int64_t n, int64_t inner, int64_t chunk,
-                    const Acc *carry, int exclusive, Acc *totals)
+                    const Acc *carry, int exclusive, Acc *totals, unsigned *non_finite)
 {
     const Op op;
+    NonFiniteNote<Op, Out> note(non_finite);
     const int64_t columns = outer * inner;
     const int64_t begin = blockIdx.y * chunk;
     const int64_t end = begin + chunk < n ? begin + chunk : n;
@@ -680,21 +723,25 @@ scan_columns_kernel(const In *in, Out *out, int64_t outer, int64_t n, int64_t in
         Acc running = carry ? carry[(o * gridDim.y + blockIdx.y) * inner + i] : Op::template identity<Acc>();
         for (int64_t k = begin; k < end; ++k) {
             const Acc x = operand<Acc, Op>(in[base + k * inner]);
+            Out value;
             if (exclusive) {
-                out[base + k * inner] = convert<Out>(Carries ? running : numpy_sum<Op>(running));
+                value = convert<Out>(Carries ? running : numpy_sum<Op>(running));
                 running = op(running, x);
             } else {
                 running = op(running, x);
-                out[base + k * inner] = convert<Out>(running);
+                value = convert<Out>(running);
             }
+            out[base + k * inner] = value;
+            note.look(value);
         }
         if (totals && blockIdx.y == gridDim.y - 1) totals[column] = running;
     }
+    note.flush();
 }
 
 template <class Op, class In, class Acc, class Out>
 int scan_rows(int device, const In *in, Out *out, int64_t rows, int64_t n, int exclusive,
-                     ScanCarry<Op, Acc> carry, gp_error *err)
+                     ScanCarry<Op, Acc> carry, unsigned *non_finite, gp_error *err)
 {
     constexpr int threads = ScanTuning::threads;
     constexpr int64_t tile_items = static_cast<int64_t>(threads) * ScanTuning::items<In, Out>;
@@ -708,7 +755,8 @@ int scan_rows(int device, const In *in, Out *out, int64_t rows, int64_t n, int e
             static_cast<int64_t>(multiprocessor_count(device)) * ScanTuning::short_rows_blocks_per_sm;
         if (blocks > max_blocks) blocks = max_blocks;
         scan_short_rows_kernel<Op, In, Acc, Out><<<static_cast<unsigned>(blocks), ReduceTuning::threads,
-                                                   0, stream>>>(in, out, rows, n, width, exclusive, carry);
+                                                   0, stream>>>(in, out, rows, n, width, exclusive, carry,
+                                                                non_finite);
         GP_CHECK_LAUNCH(err, "scan_short_rows_kernel");
         return 0;
     }
@@ -747,19 +795,19 @@ int scan_rows(int device, const In *in, Out *out, int64_t rows, int64_t n, int e
         if (launch_persistent(device, kernel, dim3(Pipeline::threads), shared, tiles, err, blocks)) return -1;
         kernel<<<blocks, Pipeline::threads, shared, stream>>>(in, out, n, tiles_per_row, static_cast<int>(tiles),
                                                               stages, stage_bytes, tile_state, group_state,
-                                                              workspace.as<int>(), exclusive, carry);
+                                                              workspace.as<int>(), exclusive, carry, non_finite);
         GP_CHECK_LAUNCH(err, "scan_pipeline_kernel");
         return 0;
     }
     scan_tiles_kernel<Op, In, Acc, Out><<<static_cast<unsigned>(tiles), threads, 0, stream>>>(
-        in, out, n, tiles_per_row, tile_state, group_state, exclusive, carry);
+        in, out, n, tiles_per_row, tile_state, group_state, exclusive, carry, non_finite);
     GP_CHECK_LAUNCH(err, "scan_tiles_kernel");
     return 0;
 }
 
 template <class Op, class In, class Acc, class Out>
 int scan_columns(int device, const In *in, Out *out, int64_t outer, int64_t n, int64_t inner,
-                        int exclusive, ScanCarry<Op, Acc> carry, gp_error *err)
+                        int exclusive, ScanCarry<Op, Acc> carry, unsigned *non_finite, gp_error *err)
 {
     constexpr int threads = ReduceTuning::threads;
     const cudaStream_t stream = work_stream();
@@ -767,7 +815,7 @@ int scan_columns(int device, const In *in, Out *out, int64_t outer, int64_t n, i
         column_grid(device, resident_blocks_per_sm(device, scan_columns_kernel<Op, In, Acc, Out>), outer, n, inner);
     if (geometry.chunks == 1) {
         scan_columns_kernel<Op, In, Acc, Out><<<geometry.grid, threads, 0, stream>>>(
-            in, out, outer, n, inner, n, carry.in, exclusive, carry.out);
+            in, out, outer, n, inner, n, carry.in, exclusive, carry.out, non_finite);
         GP_CHECK_LAUNCH(err, "scan_columns_kernel");
         return 0;
     }
@@ -782,10 +830,10 @@ int scan_columns(int device, const In *in, Out *out, int64_t outer, int64_t n, i
     GP_CHECK_LAUNCH(err, "reduce_columns_kernel");
     scan_columns_kernel<PartialOp, Acc, Acc, Acc, true><<<dim3(geometry.grid.x, 1), threads, 0, stream>>>(
         chunk_carry.as<Acc>(), chunk_carry.as<Acc>(), outer, geometry.chunks, inner, geometry.chunks,
-        carry.in, 1, carry.out);
+        carry.in, 1, carry.out, nullptr);
     GP_CHECK_LAUNCH(err, "scan_columns_kernel");
     scan_columns_kernel<Op, In, Acc, Out><<<geometry.grid, threads, 0, stream>>>(
-        in, out, outer, n, inner, geometry.chunk, chunk_carry.as<const Acc>(), exclusive, nullptr);
+        in, out, outer, n, inner, geometry.chunk, chunk_carry.as<const Acc>(), exclusive, nullptr, non_finite);
     GP_CHECK_LAUNCH(err, "scan_columns_kernel");
     return 0;
 }
@@ -793,15 +841,16 @@ int scan_columns(int device, const In *in, Out *out, int64_t outer, int64_t n, i
 // A scan with its types fixed: rows (inner == 1) or columns.
 template <class Op, class In, class Acc, class Out>
 int scan_typed(int device, const gp_scan_args &args, const void *in, void *out, const void *carry_in, void *carry_out,
-               gp_error *err)
+               unsigned *non_finite, gp_error *err)
 {
     const In *typed_in = static_cast<const In *>(in);
     Out *typed_out = static_cast<Out *>(out);
     const ScanCarry<Op, Acc> carry{static_cast<const Acc *>(carry_in), static_cast<Acc *>(carry_out)};
     if (args.inner == 1)
-        return scan_rows<Op, In, Acc, Out>(device, typed_in, typed_out, args.outer, args.n, args.exclusive, carry, err);
+        return scan_rows<Op, In, Acc, Out>(device, typed_in, typed_out, args.outer, args.n, args.exclusive, carry,
+                                           non_finite, err);
     return scan_columns<Op, In, Acc, Out>(device, typed_in, typed_out, args.outer, args.n, args.inner, args.exclusive,
-                                          carry, err);
+                                          carry, non_finite, err);
 }
 
 // Calls f(type_tag<Op>{}, type_tag<Acc>{}, type_tag<Out>{}) with the operator and the types of the
@@ -841,13 +890,32 @@ template <class F> int dispatch_scan(const gp_scan_args &args, gp_error *err, F 
 }  // namespace
 
 int launch_scan(int device, const gp_scan_args &args, const void *in, void *out, const void *carry_in,
-                void *carry_out, gp_error *err)
+                void *carry_out, unsigned *non_finite, gp_error *err)
 {
     return dispatch_scan(args, err, [&](auto in_tag, auto op_tag, auto acc_tag, auto out_tag) {
         return scan_typed<typename decltype(op_tag)::type, typename decltype(in_tag)::type,
-                          typename decltype(acc_tag)::type, typename decltype(out_tag)::type>(device, args, in, out,
-                                                                                              carry_in, carry_out, err);
+                          typename decltype(acc_tag)::type, typename decltype(out_tag)::type>(
+            device, args, in, out, carry_in, carry_out, non_finite, err);
     });
+}
+
+int NonFiniteFlag::start(const gp_scan_args &args, gp_error *err)
+{
+    if (args.non_finite == nullptr) return 0;
+    if (word_.allocate(sizeof(unsigned), err)) return -1;
+    GP_CUDA_TRY(cudaMemsetAsync(word_.as<void>(), 0, sizeof(unsigned), work_stream()), err, "cudaMemsetAsync");
+    return 0;
+}
+
+int NonFiniteFlag::report(const gp_scan_args &args, gp_error *err) const
+{
+    if (args.non_finite == nullptr) return 0;
+    static_assert(sizeof(unsigned) == sizeof(int), "the flag is copied into the host's int");
+    // Into pageable host memory, so the copy returns once the word, after the kernels, is there.
+    GP_CUDA_TRY(cudaMemcpyAsync(args.non_finite, word_.as<void>(), sizeof(unsigned), cudaMemcpyDeviceToHost,
+                                work_stream()),
+                err, "copy the non-finite flag to the host");
+    return 0;
 }
 
 int upload_initial(const gp_scan_args &args, DeviceBuffer *carries, gp_error *err)
@@ -886,8 +954,11 @@ int64_t scan_carry_size(const gp_scan_args &args, gp_error *err)
 int scan_resident(int device, const gp_call &call, gp_error *err)
 {
     DeviceBuffer initial;
-    if (call.scan.initial != nullptr && upload_initial(call.scan, &initial, err)) return -1;
-    return launch_scan(device, call.scan, call.in, call.out, initial.as<const void>(), nullptr, err);
+    NonFiniteFlag flag;
+    if ((call.scan.initial != nullptr && upload_initial(call.scan, &initial, err)) || flag.start(call.scan, err) ||
+        launch_scan(device, call.scan, call.in, call.out, initial.as<const void>(), nullptr, flag.word(), err))
+        return -1;
+    return flag.report(call.scan, err);
 }
 
 }  // namespace gp

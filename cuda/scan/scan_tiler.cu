@@ -25,10 +25,11 @@ class ScanTiler final : public SlabTiler {
     {
     }
 
-    // Two rows of carries for a column block, when the slabs are cut; the initial values.
+    // Two rows of carries for a column block, when the slabs are cut; the initial values; the flag.
     int start(int, gp_error *err) override
     {
         if (args_.initial != nullptr && upload_initial(args_, &initial_, err)) return -1;
+        if (flag_.start(args_, err)) return -1;
         return slabs_cut() ? carries_.allocate(2 * carry_row_, err) : 0;
     }
 
@@ -38,11 +39,13 @@ class ScanTiler final : public SlabTiler {
         *out_box = box;
         const void *carry_in = first_along_n(box) ? initial(box) : carry(current_);
         if (launch_scan(device, packed(args_, box), device_in, device_out, carry_in,
-                        last_along_n(box) ? nullptr : carry(1 - current_), err))
+                        last_along_n(box) ? nullptr : carry(1 - current_), flag_.word(), err))
             return -1;
         current_ = 1 - current_;
         return 0;
     }
+
+    int finish(int, gp_error *err) override { return flag_.report(args_, err); }
 
   private:
     char *carry(int c) const { return carries_.as<char>() + c * carry_row_; }
@@ -58,6 +61,7 @@ class ScanTiler final : public SlabTiler {
     size_t carry_row_;  // bytes of one row of carries of a column block
     DeviceBuffer carries_;
     DeviceBuffer initial_;  // the call's initial values, one carry per row
+    NonFiniteFlag flag_;    // whether a tile wrote an inf or NaN
     int current_ = 0;  // the row of carries the next tile starts from
 };
 

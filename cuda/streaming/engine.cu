@@ -232,6 +232,7 @@ class FailAtTile final : public Tiler {
             return gp_fail(err, GP_ERR_DEVICE, "streamed call failed at the tile GPUPRIMS_STREAM_FAIL_TILE names");
         return tiler_.compute(device, box, device_in, device_out, out_box, err);
     }
+    int finish(int device, gp_error *err) override { return tiler_.finish(device, err); }
 
   private:
     Tiler &tiler_;
@@ -351,7 +352,7 @@ int run_pipeline(int device, EngineState &engine, Tiler &tiler, gp_error *err)
     // The last result is out, so everything is done: each tile's copy out waits for its kernels,
     // which wait for its copy in and run in order.
     copies_before_release.all_done = true;
-    return 0;
+    return tiler.finish(device, err);
 }
 
 }  // namespace

@@ -130,6 +130,8 @@ class Tiler {
     // columns).  Called once per tile, in order.
     virtual int compute(int device, const Box &box, const void *device_in, void *device_out, Box *out_box,
                         gp_error *err) = 0;
+    // Reports what the tiles found (a scan's non-finite flag) once every result has reached the host.
+    virtual int finish(int /*device*/, gp_error * /*err*/) { return 0; }
 
   private:
     Layout layout_;
