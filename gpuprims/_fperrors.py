@@ -5,7 +5,7 @@ NumPy's reductions and accumulations of floats warn (or raise, call, print, log:
 reduce") or make a NaN from numbers ("invalid value encountered in accumulate").  The backends
 do not keep the FPU's flags, so gpuprims looks at the results instead: the core calls
 :func:`report` when a float sum's or product's results hold inf or NaN (finite results cost one
-pass over the results, nothing more; device-resident results are checked on the device by
+pass over the results, nothing more; device-resident results are checked on the device, see
 :func:`check_device_result`), and the finish step of a narrowing cast calls
 :func:`report_cast_overflow`.  The error is then raised through NumPy itself, on a tiny array that
 makes the same error, so that every ``numpy.errstate`` mode behaves exactly as NumPy's own.
@@ -109,51 +109,55 @@ def report_cast_overflow(kind, output, cast):
         _signal(kind, cast.dtype, True, False)
 
 
-def check_device_result(entry, params, result, source):
-    """After the core's `entry` (``_core.reduce`` or ``_core.scan``) wrote the DeviceArray `result`
-    from the DeviceArray `source`: the check the core makes on host results (fp_errors.c), on the
-    device.  A float sum's or product's results (a scan's: the last slice along its axis, which a
-    non-finite running value reaches) are summed on the device, one tiny reduction (a single value
-    is read back as it is); only where that total is inf or NaN are the result and the input
-    copied to the host for :func:`report`.
-    Under ``np.errstate(over="ignore", invalid="ignore")`` nothing could be reported, so nothing is
-    checked: the call then stays asynchronous."""
-    exclusive = False
+def device_check(entry, params, dtype):
+    """The floating-point check that a device-resident call of the core's `entry` (``_core.reduce``
+    or ``_core.scan``) with `params` and results of `dtype` needs: its kind ("reduce" or
+    "accumulate") for a float sum or product while ``numpy.errstate`` would report overflow or
+    invalid, else None (nothing could be reported: the call stays asynchronous).  A scan then asks
+    the core for its kernels' flag (``non_finite=True``)."""
     if entry is _core.reduce:
-        op, _, outer, n, inner, _, skip_nan = params
-        kind = "reduce"
+        op, kind = params[0], "reduce"
     elif entry is _core.scan:
-        _, outer, n, inner, exclusive, op, skip_nan = params[:7]
-        kind = "accumulate"
+        op, kind = params[5], "accumulate"
     else:
-        return
-    if op not in (_SUM, _PROD) or result.dtype.kind != "f" or result.size == 0 or n == 0:
-        return
+        return None
+    if op not in (_SUM, _PROD) or dtype.kind != "f":
+        return None
     errors = np.geterr()
-    if errors["over"] == "ignore" and errors["invalid"] == "ignore":
+    return None if errors["over"] == errors["invalid"] == "ignore" else kind
+
+
+def check_device_result(kind, params, result, source, flag):
+    """After a device-resident call whose :func:`device_check` was `kind` wrote the DeviceArray
+    `result` from the DeviceArray `source`: the check the core makes on host results (fp_errors.c).
+    A scan's kernels flagged (`flag`, what the core returned: 0 for none) whether they wrote an inf
+    or NaN; a reduction's results are summed on the device, one tiny reduction (a single value is
+    read back as it is).  Only where either tells of one are the result and the input copied to
+    the host for :func:`report`."""
+    if result.size == 0:
         return
-    with np.errstate(all="ignore"):
-        if np.isfinite(_checked_total(result, kind, outer, n, inner)):
+    if kind == "reduce":
+        op, _, outer, n, inner, _, skip_nan = params
+        exclusive, initial = False, None
+        with np.errstate(all="ignore"):
+            if n == 0 or np.isfinite(_checked_total(result)):
+                return
+    else:
+        _, outer, n, inner, exclusive, op, skip_nan, initial = params
+        if flag == 0:
             return
-    initial = params[7] if len(params) > 7 else None
     report(kind, result.get(), source.get(), (outer, n, inner), skip_nan, initial, op, exclusive)
 
 
-def _checked_total(result, kind, outer, n, inner):
-    """A number that is finite where the results checked are (a sum of finite results that
+def _checked_total(result):
+    """A number that is finite where the reduction's results are (a sum of finite results that
     overflows only sends the call to the host's exact report): the one value of a whole reduction
-    or a 1-D scan's last element read back as it is, else the device sum of the results (a scan's
-    last slice, gathered into a contiguous (outer, inner) array first)."""
+    read back as it is, else the device sum of the results."""
     index, itemsize = result.device_index, result.itemsize
-    last = result.ptr + ((n - 1) * inner * itemsize if kind == "accumulate" else 0)
-    if outer * inner == 1:
+    if result.size == 1:
         value = np.empty(1, result.dtype)
-        _core.memcpy(index, value.ctypes.data, last, itemsize, True)
+        _core.memcpy(index, value.ctypes.data, result.ptr, itemsize, True)
         return value[0]
-    checked = result
-    if kind == "accumulate":
-        checked = DeviceArray._empty((outer, inner), result.dtype, index)
-        _core.copy((last, result.dtype.num, (outer, inner), (n * inner, 1)), checked.ptr, index, 0)
     total = DeviceArray._empty((), result.dtype, index)
-    _core.reduce(checked._operand(), total.ptr, index, 0, _SUM, result.dtype.num, 1, checked.size, 1)
+    _core.reduce(result._operand(), total.ptr, index, 0, _SUM, result.dtype.num, 1, result.size, 1)
     return total.get()

@@ -22,7 +22,7 @@ import numpy as np
 from . import _core
 from ._device import default_index
 from ._device_array import DeviceArray
-from ._fperrors import check_device_result
+from ._fperrors import check_device_result, device_check
 
 _DESCRIBE, _TILES = -1, -2  # the core's `repeats` values that plan (or tile) without running
 # The kinds of recipe the quick lane replays (quick_kind in csrc/glue/calls.c).
@@ -139,7 +139,7 @@ class Plan:
             op, out_typenum, _, _, _, _, skip_nan = self.params  # the nan-functions' NaN rule travels too
             recipe = (_AXIS if arguments else _WHOLE, op, out_typenum, skip_nan, -1 if mean_of is None else mean_of.num)
         elif self.entry is _core.scan and self.source is a:
-            out_typenum, _, _, _, exclusive, op, skip_nan = self.params
+            out_typenum, _, _, _, exclusive, op, skip_nan, _ = self.params  # no initial values: self.source is a
             recipe = (_SCAN_AXIS if arguments else _SCAN, op, out_typenum, exclusive, skip_nan)
         elif self.entry is _core.copy:
             recipe = (_TRANSPOSE,)
@@ -185,11 +185,14 @@ class Plan:
             return self.entry(source, self.out_shape, self.device, repeats, *self.params)
         if out is None and repeats >= 0:
             out = DeviceArray._empty(self.out_shape, self.out_dtype, source.device_index)
+        check = device_check(self.entry, self.params, self.out_dtype) if repeats == 0 else None
+        flag = (True,) if check == "accumulate" else ()  # the scan kernels' non-finite flag, returned
         result = self.entry(source._operand(), out.ptr if out is not None else 0, source.device_index, repeats,
-                            *self.params)
+                            *self.params, *flag)
         if repeats != 0:
             return result
-        check_device_result(self.entry, self.params, out, source)  # the host's floating-point check
+        if check is not None:
+            check_device_result(check, self.params, out, source, result)  # the host's floating-point check
         return out
 
     def time(self, repeats):

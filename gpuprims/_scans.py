@@ -110,9 +110,8 @@ class _Scan:
             array = array.contiguous()
         shape, axis = self.result_shape(array.shape), self.axis
         outer, inner = (1, 1) if len(shape) == 1 else (math.prod(shape[:axis]), math.prod(shape[axis + 1:]))
-        params = (self.backend_dtype.num, outer, shape[axis], inner, self.exclusive, self.op, self.skip_nan)
-        if initial is not None:
-            params += (self._initial_values(initial, outer * inner),)
+        initial = None if initial is None else self._initial_values(initial, outer * inner)
+        params = (self.backend_dtype.num, outer, shape[axis], inner, self.exclusive, self.op, self.skip_nan, initial)
         return Plan(_core.scan, array, params, shape, self.backend_dtype, index, self.finish)
 
     def _initial_values(self, initial, lines):

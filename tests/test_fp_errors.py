@@ -197,7 +197,7 @@ def test_device_resident_results(name, dtype):
 
 @pytest.mark.skipif(not gpuprims.cuda_available(), reason="CUDA not available")
 def test_device_resident_scans_along_each_axis():
-    """The last slice of a scan along an axis (gathered on the device) holds every line's end."""
+    """Every line of a scan along an axis, and of a sum along it, is looked at."""
     big = np.finfo(np.float32).max
     for shape, axis in (((4, 300), 1), ((300, 4), 0), ((3, 200, 5), 1)):
         for line in range(4):
@@ -270,13 +270,9 @@ def _assert_numpys(name, a, axis, got, expected, messages, expected_messages, co
     assert (error[checked] <= tolerance[checked]).all(), (context, error[checked].max())
 
 
-@pytest.mark.parametrize("dtype", FLOATS)
-@pytest.mark.parametrize("name", SCANS)
-def test_scans_keep_numpys_overflow(device, name, dtype):
-    """An overflowed running value stays inf (or becomes NaN) as in NumPy's left fold, although
-    the backends' blocked scans associate otherwise and would bring it back ([1e308, 1e308,
-    -1e308] scanned to [1e308, inf, 1e308]): the runs are placed at lane, vector, block, tile and
-    piece edges, along rows (one long enough for the CPU threads' two passes and the GPU's
+def _come_back_cases(name, dtype):
+    """(array, axis, context): the runs of :func:`_come_back` placed at lane, vector, block, tile
+    and piece edges, along rows (one long enough for the CPU threads' two passes and the GPU's
     streamed tiles), narrow columns (transposed blocks on the CPU) and wide columns."""
     rng = np.random.default_rng(20)
     product = "prod" in name
@@ -289,9 +285,32 @@ def test_scans_keep_numpys_overflow(device, name, dtype):
                 a = (a if axis == 0 else a.T).reshape(shape).copy()
                 if name.startswith("nan"):
                     a[tuple(rng.integers(0, s) for s in shape)] = np.nan
-                expected, expected_messages = _messages(_numpy(name), a, axis=axis)
-                got, messages = _messages(getattr(gpuprims, name), a, axis=axis, device=device)
-                _assert_numpys(name, a, axis, got, expected, messages, expected_messages, (run, n, at, shape, axis))
+                yield a, axis, (run, n, at, shape, axis)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("name", SCANS)
+def test_scans_keep_numpys_overflow(device, name, dtype):
+    """An overflowed running value stays inf (or becomes NaN) as in NumPy's left fold, although
+    the backends' blocked scans associate otherwise and would bring it back ([1e308, 1e308,
+    -1e308] scanned to [1e308, inf, 1e308])."""
+    for a, axis, context in _come_back_cases(name, dtype):
+        expected, expected_messages = _messages(_numpy(name), a, axis=axis)
+        got, messages = _messages(getattr(gpuprims, name), a, axis=axis, device=device)
+        _assert_numpys(name, a, axis, got, expected, messages, expected_messages, context)
+
+
+@pytest.mark.skipif(not gpuprims.cuda_available(), reason="CUDA not available")
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("name", SCANS)
+def test_device_resident_scans_keep_numpys_overflow(name, dtype):
+    """As above for device-resident data, whose results stay on the device: the kernels' flag
+    brings the lines that hold an inf or NaN to the host, where NumPy's fold settles them."""
+    for a, axis, context in _come_back_cases(name, dtype):
+        expected, expected_messages = _messages(_numpy(name), a, axis=axis)
+        got, messages = _messages(getattr(gpuprims, name), gpuprims.to_device(a), axis=axis)
+        assert isinstance(got, gpuprims.DeviceArray), context
+        _assert_numpys(name, a, axis, got.get(), expected, messages, expected_messages, context)
 
 
 @pytest.mark.parametrize("dtype", FLOATS)

@@ -50,6 +50,7 @@ typedef struct {
     gp_environment env;       /* the call's settings, once env_read: read at most once per call */
     int env_read;
     int non_finite;           /* a scan's gp_scan_args.non_finite: -1 until a backend tells */
+    int resident_flag;        /* a resident scan returns its backend's non_finite (Python's check) */
 } request;
 
 static void release(request *r)
@@ -274,7 +275,7 @@ static PyObject *run_planned(request *r, const gp_plan *plan, PyObject *out, int
         PyErr_NoMemory();
         goto done;
     }
-    if (r->call.primitive == GP_SCAN && !r->resident) { /* a resident call's check is Python's, on the device */
+    if (gp_fp_checked(&r->call) && r->call.primitive == GP_SCAN && (!r->resident || r->resident_flag)) {
         r->non_finite = -1;
         r->call.scan.non_finite = &r->non_finite;
     }
@@ -293,9 +294,9 @@ static PyObject *run_planned(request *r, const gp_plan *plan, PyObject *out, int
     } else if (repeats > 0) {
         Py_XSETREF(result, PyList_New(repeats));
         for (int i = 0; result != NULL && i < repeats; ++i) PyList_SET_ITEM(result, i, PyFloat_FromDouble(times[i]));
-    } else if (result == NULL) {
-        Py_INCREF(Py_None); /* a resident call: the result is where `out` points */
-        result = Py_None;
+    } else if (result == NULL) { /* a resident call: the result is where `out` points */
+        result = r->call.primitive == GP_SCAN && r->call.scan.non_finite != NULL ? PyLong_FromLong(r->non_finite)
+                                                                                 : Py_NewRef(Py_None);
     } else if (gp_report_fp_errors(&r->call, (PyArrayObject *)result, r->input,
                                    r->call.primitive == GP_SCAN ? r->held[0] : NULL)) {
         Py_CLEAR(result); /* np.errstate said raise */
@@ -365,11 +366,13 @@ static PyObject *core_reduce(PyObject *self, PyObject *const *args, Py_ssize_t n
 }
 
 PyDoc_STRVAR(scan_doc, "scan(src, out, device, repeats, out_typenum, outer, n, inner, exclusive, op=0,\n"
-                       "     skip_nan=False, initial=None)\n\n"
+                       "     skip_nan=False, initial=None, non_finite=False)\n\n"
                        "Scan (op: 0 sum, 1 prod, 2 min, 3 max; NaN read as op's identity with skip_nan) along n\n"
                        "of src's (outer, n, inner) view, each (outer, inner) row from its value in initial\n"
                        "(None: op's identity; a host array of outer * inner values, float64 for a float result,\n"
-                       "else int64 or uint64; see gp_scan_args).");
+                       "else int64 or uint64; see gp_scan_args).  non_finite: a device-resident float sum or\n"
+                       "product returns whether it wrote any inf or NaN (1) or none (0), once the scan is done\n"
+                       "(host results are checked here).");
 
 /* Points the scan at its initial values, obj (None: none), which the request then holds; -1 with
  * ValueError when obj is not outer * inner values of the type gp_scan_args.initial names. */
@@ -395,12 +398,12 @@ static PyObject *core_scan(PyObject *self, PyObject *const *args, Py_ssize_t nar
 {
     (void)self;
     PyObject *src, *out, *initial = Py_None;
-    int device, repeats, out_typenum, exclusive, op = GP_SUM, skip_nan = 0;
+    int device, repeats, out_typenum, exclusive, op = GP_SUM, skip_nan = 0, resident_flag = 0;
     long long outer, n, inner;
-    if (gp_parse_arguments("scan", args, nargs, COMMON_FORMAT "iLLLp|ipO", &src, &out, &device, &repeats,
-                           &out_typenum, &outer, &n, &inner, &exclusive, &op, &skip_nan, &initial))
+    if (gp_parse_arguments("scan", args, nargs, COMMON_FORMAT "iLLLp|ipOp", &src, &out, &device, &repeats,
+                           &out_typenum, &outer, &n, &inner, &exclusive, &op, &skip_nan, &initial, &resident_flag))
         return NULL;
-    request r = {.call = {.primitive = GP_SCAN}};
+    request r = {.call = {.primitive = GP_SCAN}, .resident_flag = resident_flag};
     gp_dtype in_dtype, out_dtype;
     if (take_view(&r, src, out_typenum, outer * n * inner, inner, &in_dtype, &out_dtype)) {
         release(&r);

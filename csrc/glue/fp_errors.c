@@ -52,14 +52,18 @@ static int results_non_finite(const gp_call *call, PyArrayObject *result)
     return 0;
 }
 
-int gp_report_fp_errors(const gp_call *call, PyArrayObject *result, PyArrayObject *input, PyObject *initial)
+int gp_fp_checked(const gp_call *call)
 {
     const int reduce = call->primitive == GP_REDUCE;
     if (!reduce && call->primitive != GP_SCAN) return 0;
     const gp_op op = reduce ? call->reduce.op : call->scan.op;
-    const gp_dtype out_dtype = reduce ? call->reduce.out_dtype : call->scan.out_dtype;
-    if ((op != GP_SUM && op != GP_PROD) || !gp_dtype_is_float(out_dtype) || input == NULL ||
-        (!reduce && call->scan.n == 0) || !results_non_finite(call, result))
+    return (op == GP_SUM || op == GP_PROD) && gp_dtype_is_float(reduce ? call->reduce.out_dtype : call->scan.out_dtype);
+}
+
+int gp_report_fp_errors(const gp_call *call, PyArrayObject *result, PyArrayObject *input, PyObject *initial)
+{
+    const int reduce = call->primitive == GP_REDUCE;
+    if (!gp_fp_checked(call) || input == NULL || (!reduce && call->scan.n == 0) || !results_non_finite(call, result))
         return 0;
     static PyObject *report; /* gpuprims._fperrors.report, imported at the first use */
     if (report == NULL) {
@@ -69,6 +73,7 @@ int gp_report_fp_errors(const gp_call *call, PyArrayObject *result, PyArrayObjec
         Py_DECREF(module);
         if (report == NULL) return -1;
     }
+    const gp_op op = reduce ? call->reduce.op : call->scan.op;
     const int skip_nan = reduce ? call->reduce.skip_nan : call->scan.skip_nan;
     const int64_t outer = reduce ? call->reduce.outer : call->scan.outer, n = reduce ? call->reduce.n : call->scan.n,
                   inner = reduce ? call->reduce.inner : call->scan.inner;

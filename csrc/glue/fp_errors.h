@@ -5,6 +5,9 @@
 #include "contract/gp_call.h"
 #include "glue/numpy_api.h"
 
+/* Whether `call` is a float sum or product (a reduction or a scan), whose results are checked. */
+int gp_fp_checked(const gp_call *call);
+
 /* After `call` wrote the host array `result` from the host array `input` (a scan from its initial
  * values, the array `initial`, or NULL): when the call is a float sum or product (reduction or
  * scan) and a result holds inf or NaN, asks gpuprims._fperrors to report overflow or invalid as
