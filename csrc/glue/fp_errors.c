@@ -2,16 +2,15 @@
  *
  * The backends do not track the FPU's flags (the GPU has none, and the CPU backend's threads have
  * their own).  Instead a float sum's or product's results are looked at: all finite, the common
- * case, costs one pass over the results.  A scan's running value, once inf or NaN, stays so in
- * NumPy's left fold, so its last slice along the axis would tell, but the backends' blocked loops
- * fold otherwise (an overflowed partial can come back finite: [1e308, 1e308, -1e308] scans to
- * [1e308, inf, 1e308]), so they report whether any output was not finite
- * (gp_scan_args.non_finite); the last slice is looked at where none reported.  Otherwise Python settles such a scan's lines in
- * NumPy's order and decides from the input whether the inf or NaN was made (overflow, invalid) or
- * only carried, and reports it through NumPy itself. */
+ * case, costs one pass over a reduction's results.  A scan's running value, once inf or NaN,
+ * stays so in NumPy's left fold, but the backends' blocked loops fold otherwise (an overflowed
+ * partial can come back finite: [1e308, 1e308, -1e308] scans to [1e308, inf, 1e308]), so they
+ * report whether any output was not finite (gp_scan_args.non_finite).  Where one is, Python
+ * settles such a scan's lines in NumPy's order and decides from the input whether the inf or NaN
+ * was made (overflow, invalid) or only carried, and reports it through NumPy itself. */
 #include "glue/fp_errors.h"
 
-/* Whether any of `count` consecutive elements of the float dtype from `first` is inf or NaN, read
+/* Whether any of `count` consecutive elements of the float dtype is inf or NaN, read
  * as bits (no floating-point operation, so no flag of our own is raised): a magnitude's bits (a
  * signed integer without the sign bit) reach the all-ones exponent.  Blocks of a fixed 64 elements,
  * which the compiler vectorizes at -O2; finite results, the common case, are read once. */
@@ -31,25 +30,20 @@ GP_ANY_NON_FINITE(32, 0x7f800000)
 GP_ANY_NON_FINITE(64, 0x7ff0000000000000ll)
 #undef GP_ANY_NON_FINITE
 
-static int any_non_finite(const char *data, gp_dtype dtype, int64_t first, int64_t count)
+static int any_non_finite(const void *data, gp_dtype dtype, int64_t count)
 {
-    if (dtype == GP_FLOAT16) return any_non_finite_16((const int16_t *)data + first, count);
-    if (dtype == GP_FLOAT32) return any_non_finite_32((const int32_t *)data + first, count);
-    return any_non_finite_64((const int64_t *)data + first, count);
+    if (dtype == GP_FLOAT16) return any_non_finite_16(data, count);
+    if (dtype == GP_FLOAT32) return any_non_finite_32(data, count);
+    return any_non_finite_64(data, count);
 }
 
-/* Whether the call's results hold inf or NaN: for a reduction all of them, for a scan what its
- * backend's loops found, else the last element along the axis of every (outer, inner) line. */
+/* Whether the call's results hold inf or NaN: for a reduction all of them are looked at; a scan's
+ * backend told (-1, none told: maybe, which Python's exact check then settles). */
 static int results_non_finite(const gp_call *call, PyArrayObject *result)
 {
-    const char *data = PyArray_DATA(result);
     if (call->primitive == GP_REDUCE)
-        return any_non_finite(data, call->reduce.out_dtype, 0, call->reduce.outer * call->reduce.inner);
-    const gp_scan_args *s = &call->scan;
-    if (s->non_finite != NULL && *s->non_finite >= 0) return *s->non_finite;
-    for (int64_t o = 0; o < s->outer; ++o)
-        if (any_non_finite(data, s->out_dtype, (o * s->n + s->n - 1) * s->inner, s->inner)) return 1;
-    return 0;
+        return any_non_finite(PyArray_DATA(result), call->reduce.out_dtype, call->reduce.outer * call->reduce.inner);
+    return call->scan.non_finite == NULL || *call->scan.non_finite != 0;
 }
 
 int gp_fp_checked(const gp_call *call)

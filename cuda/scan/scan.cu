@@ -100,9 +100,8 @@ template <class Op, class Acc> struct ScanCarry {
 // A float sum's or product's note that it wrote an inf or NaN (gp_scan_args.non_finite): each
 // thread looks at its outputs and, having seen one, sets the device word `flag` (unless another
 // thread has), so that fp_errors.c settles the lines in NumPy's order: a running value that
-// overflowed can come back finite in the order the kernels combine in, and the last slice, which
-// is all the host would look at otherwise, then misses it.  A null flag, other operators and
-// integer outputs: nothing is looked at.
+// overflowed can come back finite in the order the kernels combine in, so no slice of the outputs
+// would tell.  A null flag, other operators and integer outputs: nothing is looked at.
 template <class Op, class Out> struct NonFiniteNote {
     static constexpr bool tracked =
         (is_sum<Op> || cuda::std::is_same_v<typename plain_operator<Op>::type, ProdOp>) &&

@@ -17,7 +17,7 @@ namespace gp {
 int launch_scan(int device, const gp_scan_args &args, const void *in, void *out, const void *carry_in,
                 void *carry_out, unsigned *non_finite, gp_error *err);
 
-// A host call's gp_scan_args.non_finite on the device: a zeroed word that launch_scan's kernels set
+// A call's gp_scan_args.non_finite on the device: a zeroed word that launch_scan's kernels set
 // when a float sum or product writes an inf or NaN (word() null where the call does not ask),
 // then copied into the host's flag once the scan is done.  See fp_errors.c.
 class NonFiniteFlag {
