@@ -133,7 +133,7 @@ def check_device_result(kind, params, result, source, flag):
     A scan's kernels flagged (`flag`, what the core returned: 0 for none) whether they wrote an inf
     or NaN; a reduction's results are summed on the device, one tiny reduction (a single value is
     read back as it is).  Only where either tells of one are the result and the input copied to
-    the host for :func:`report`."""
+    the host for :func:`report`; a scan's lines that it settles in NumPy's fold go back to `result`."""
     if result.size == 0:
         return
     if kind == "reduce":
@@ -146,7 +146,12 @@ def check_device_result(kind, params, result, source, flag):
         _, outer, n, inner, exclusive, op, skip_nan, initial = params
         if flag == 0:
             return
-    report(kind, result.get(), source.get(), (outer, n, inner), skip_nan, initial, op, exclusive)
+    host = result.get()
+    try:
+        report(kind, host, source.get(), (outer, n, inner), skip_nan, initial, op, exclusive)
+    finally:  # settled, also where np.errstate said raise (a caller's out= then holds NumPy's values)
+        if kind == "accumulate":
+            _core.memcpy(result.device_index, result.ptr, host.ctypes.data, host.nbytes, True)
 
 
 def _checked_total(result):
