@@ -1276,18 +1276,16 @@ GP_INLINE int word_scan_probed(gp_u64v probe)
     (void)probe;
     return 0;
 }
-GP_INLINE int f64_scan_probed(gp_f64v probe)
-{
-    int found = 0;
-    for (int j = 0; j < GP_NL64; ++j) found |= probe[j] != probe[j];
-    return found;
-}
-GP_INLINE int f32_scan_probed(gp_f32v probe)
-{
-    int found = 0;
-    for (int j = 0; j < GP_NL32; ++j) found |= probe[j] != probe[j];
-    return found;
-}
+#define GP_SCAN_PROBED(PREFIX, VEC, LANES)                             \
+    GP_INLINE int PREFIX##_scan_probed(VEC probe)                      \
+    {                                                                  \
+        int found = 0;                                                 \
+        for (int j = 0; j < LANES; ++j) found |= probe[j] != probe[j]; \
+        return found;                                                  \
+    }
+GP_SCAN_PROBED(f64, gp_f64v, GP_NL64)
+GP_SCAN_PROBED(f32, gp_f32v, GP_NL32)
+#undef GP_SCAN_PROBED
 
 /* The scan loops of one kind for one dtype: PREFIX the kind, VEC its lanes' native vector and
  * SUFFIX their operators (combine_SUFFIX, identity_SUFFIX) and logical scans (lscan_SUFFIX ...), NL
