@@ -275,7 +275,8 @@ static PyObject *run_planned(request *r, const gp_plan *plan, PyObject *out, int
         PyErr_NoMemory();
         goto done;
     }
-    if (gp_fp_checked(&r->call) && r->call.primitive == GP_SCAN && (!r->resident || r->resident_flag)) {
+    /* A timed call (repeats > 0) times the kernels alone: its results are not checked. */
+    if (repeats == 0 && gp_fp_checked(&r->call) && r->call.primitive == GP_SCAN && (!r->resident || r->resident_flag)) {
         r->non_finite = -1;
         r->call.scan.non_finite = &r->non_finite;
     }
