@@ -335,3 +335,33 @@ def test_exclusive_carried_and_out_scans_keep_numpys_overflow(device, dtype):
     expected, messages = _messages(np.cumsum, np.concatenate([start.astype(dtype)[:, None], b], axis=1), axis=1)
     got, got_messages = _messages(_scans.carried_prefix_sum, b, start[:, None], axis=1, device=device)
     _assert_numpys("cumsum", b, 1, got, expected[:, 1:], got_messages, messages, "carried", start)
+
+
+@pytest.mark.skipif(not gpuprims.cuda_available(), reason="CUDA not available")
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_device_resident_exclusive_carried_out_and_raise(dtype):
+    """The exclusive, carried and out= forms on device data settle their lines as on the host, and
+    under np.errstate(over="raise") the device result holds NumPy's values when the error is raised."""
+    big = np.finfo(dtype).max
+    a = np.ones((2, 40), dtype)
+    a[:, 20:23] = [big, big, -big]
+    d = gpuprims.to_device(a)
+    inclusive, messages = _messages(np.cumsum, a, axis=1)
+    shifted = np.concatenate([np.zeros((2, 1), dtype), a[:, :-1]], axis=1)
+    exclusive = np.concatenate([np.zeros((2, 1), dtype), inclusive[:, :-1]], axis=1)
+    got, got_messages = _messages(gpuprims.prefix_sum, d, axis=1, exclusive=True)
+    _assert_numpys("cumsum", shifted, 1, got.get(), exclusive, got_messages, messages, "exclusive")
+    out = gpuprims.to_device(np.zeros_like(a))
+    got, got_messages = _messages(gpuprims.cumsum, d, axis=1, out=out)
+    assert got is out
+    _assert_numpys("cumsum", a, 1, out.get(), inclusive, got_messages, messages, "out")
+    start = np.array([big, 0.0])
+    b = np.ones((2, 40), dtype)
+    b[:, 5:7] = [big, -big]
+    expected, messages = _messages(np.cumsum, np.concatenate([start.astype(dtype)[:, None], b], axis=1), axis=1)
+    got, got_messages = _messages(_scans.carried_prefix_sum, gpuprims.to_device(b), start[:, None], axis=1)
+    _assert_numpys("cumsum", b, 1, got.get(), expected[:, 1:], got_messages, messages, "carried", start)
+    raised = gpuprims.to_device(np.zeros_like(a))
+    with np.errstate(over="raise"), pytest.raises(FloatingPointError):
+        gpuprims.cumsum(d, axis=1, out=raised)
+    np.testing.assert_array_equal(np.isinf(raised.get()), np.isinf(inclusive))
