@@ -106,13 +106,15 @@ static char *piece_out(const scan_job *job, int64_t row, int64_t piece)
     return job->out + (row * job->desc->n + piece * GP_CPU_PIECE) * job->out_size;
 }
 
+/* One thread's row: each piece's total (none after the last) carried into the next one's offset. */
 static void scan_row(const scan_job *job, int64_t row, char *buffer, int *non_finite)
 {
     gp_partial offset = first_offset(job, row), total;
     for (int64_t piece = 0; piece < job->pieces; ++piece) {
+        const int last = piece == job->pieces - 1;
         job->run(piece_in(job, row, piece, buffer), piece_count(job, piece), piece_out(job, row, piece),
-                 job->desc->exclusive, (int)job->out_size, &offset, &total, non_finite);
-        add_total(job, &offset, &total);
+                 job->desc->exclusive, (int)job->out_size, &offset, last ? NULL : &total, non_finite);
+        if (!last) add_total(job, &offset, &total);
     }
 }
 
@@ -147,9 +149,8 @@ static void pieces_range(void *ctx, int64_t first, int64_t last)
         if (job->totals_pass) {
             job->total(in, piece_count(job, piece), &job->offsets[task]);
         } else {
-            gp_partial ignored;
             job->run(in, piece_count(job, piece), piece_out(job, row, piece), job->desc->exclusive,
-                     (int)job->out_size, &job->offsets[task], &ignored, &non_finite);
+                     (int)job->out_size, &job->offsets[task], NULL, &non_finite);
         }
     }
     note_non_finite(job, non_finite);
@@ -280,7 +281,8 @@ static int64_t load_block(const scan_job *job, int64_t outer, int64_t block, con
     return rows;
 }
 
-/* Scans column `column`'s piece of the loaded block from *offset into buffers->out, its total to *total. */
+/* Scans column `column`'s piece of the loaded block from *offset into buffers->out, its total to *total
+ * (total not NULL). */
 static void scan_block_column(const scan_job *job, int64_t column, int64_t rows, const gp_partial *offset,
                               gp_partial *total, const block_buffers *buffers, int *non_finite)
 {
@@ -305,9 +307,10 @@ static void scan_narrow_outer(const scan_job *job, int64_t outer, const block_bu
     for (int64_t column = 0; column < inner; ++column) offset[column] = first_offset(job, outer * inner + column);
     for (int64_t block = 0; block < job->pieces; ++block) {
         const int64_t rows = load_block(job, outer, block, buffers);
+        const int last = block == job->pieces - 1;
         for (int64_t column = 0; column < inner; ++column) {
-            scan_block_column(job, column, rows, &offset[column], &total, buffers, non_finite);
-            add_total(job, &offset[column], &total);
+            scan_block_column(job, column, rows, &offset[column], last ? NULL : &total, buffers, non_finite);
+            if (!last) add_total(job, &offset[column], &total);
         }
         store_block(job, outer, block, rows, buffers);
     }
@@ -341,8 +344,7 @@ static void narrow_blocks_range(void *ctx, int64_t first, int64_t last)
             if (job->totals_pass) {
                 job->total(buffers.in + column * GP_CPU_NARROW_ROWS * job->in_size, rows, slot);
             } else {
-                gp_partial ignored;
-                scan_block_column(job, column, rows, slot, &ignored, &buffers, &non_finite);
+                scan_block_column(job, column, rows, slot, NULL, &buffers, &non_finite);
             }
         }
         if (!job->totals_pass) store_block(job, outer, block, rows, &buffers);

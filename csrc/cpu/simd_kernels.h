@@ -1323,7 +1323,7 @@ GP_SCAN_PROBED(f32, gp_f32v, GP_NL32)
             PREFIX##_scan_store(out, p, r, n - p * NL, out_size);                                  \
             if (op == GP_SUM || op == GP_PROD) PREFIX##_scan_probe(probe, r, out_size);            \
         }                                                                                          \
-        PREFIX##_scan_total_add(t, v, op, IS_SIGNED);                                              \
+        if (t != NULL) PREFIX##_scan_total_add(t, v, op, IS_SIGNED);                               \
         *carry = combine_##SUFFIX(*carry, last, op, IS_SIGNED);                                    \
     }                                                                                              \
     GP_INLINE void PREFIX##_scan_total_##NAME(const void *in, int64_t count, gp_partial *total, const gp_op op, \
@@ -1350,24 +1350,31 @@ GP_SCAN_PROBED(f32, gp_f32v, GP_NL32)
         TVEC t[GP_PARTS];                                                                          \
         GP_UNROLL(16)                                                                              \
         for (int p = 0; p < GP_PARTS; ++p) t[p] = identity_##TSUFFIX(op, IS_SIGNED);               \
+        TVEC *const kept = total != NULL ? t : NULL;                                               \
         int64_t k = 0;                                                                             \
         for (; k + LOGICAL <= count; k += LOGICAL)                                                 \
-            PREFIX##_scan_step_##NAME(x + k, LOGICAL, (char *)out + k * out_size, exclusive, out_size, &carry, t, \
-                                      &probe, op, skip_nan);                                       \
+            PREFIX##_scan_step_##NAME(x + k, LOGICAL, (char *)out + k * out_size, exclusive, out_size, &carry, \
+                                      kept, &probe, op, skip_nan);                                 \
         if (k < count)                                                                             \
             PREFIX##_scan_step_##NAME(x + k, count - k, (char *)out + k * out_size, exclusive, out_size, &carry, \
-                                      t, &probe, op, skip_nan);                                    \
-        PREFIX##_scan_total_end(t, total, op, IS_SIGNED);                                          \
+                                      kept, &probe, op, skip_nan);                                 \
+        if (total != NULL) PREFIX##_scan_total_end(t, total, op, IS_SIGNED);                       \
         if (PREFIX##_scan_probed(probe)) *non_finite = 1;                                          \
     }                                                                                              \
-    /* the run loop: `exclusive` a constant in the body, so that its test leaves the loop */       \
+    /* the run loop: `exclusive` and whether the total is wanted constants in the body, so that    \
+     * their tests leave the loop (a float32 total costs four operations a vector, more than the    \
+     * scan's probe, and only a lone thread's pieces before a row's last want it) */               \
     GP_INLINE void PREFIX##_scan_run_##NAME(const void *in, int64_t count, void *out, int exclusive, int out_size, \
                                             const gp_partial *offset, gp_partial *total, int *non_finite, \
                                             const gp_op op, const int skip_nan)                    \
     {                                                                                              \
-        if (exclusive)                                                                             \
+        if (exclusive && total != NULL)                                                            \
             PREFIX##_scan_body_##NAME(in, count, out, 1, out_size, offset, total, non_finite, op, skip_nan); \
-        else PREFIX##_scan_body_##NAME(in, count, out, 0, out_size, offset, total, non_finite, op, skip_nan); \
+        else if (exclusive)                                                                        \
+            PREFIX##_scan_body_##NAME(in, count, out, 1, out_size, offset, NULL, non_finite, op, skip_nan); \
+        else if (total != NULL)                                                                    \
+            PREFIX##_scan_body_##NAME(in, count, out, 0, out_size, offset, total, non_finite, op, skip_nan); \
+        else PREFIX##_scan_body_##NAME(in, count, out, 0, out_size, offset, NULL, non_finite, op, skip_nan); \
     }                                                                                              \
     /* Along columns: acc (width slots of the kind's type) carries each column's running value from\
      * row to row; `first` sets it to the identity (an exclusive sum's +0, so that its first output\
