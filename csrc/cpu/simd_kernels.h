@@ -1249,11 +1249,15 @@ GP_INLINE void f64_scan_total_end(const gp_f64v *t, gp_partial *total, const gp_
 #define f32_scan_total_end f64_scan_total_end
 
 /* Whether a float sum's or product's outputs held an inf or NaN (fp_errors.c then reports and
- * settles them): r * 0 is +-0 for a number and NaN otherwise, whose bits ORed into the probe make
- * its lane NaN for good.  Two operations a vector, on ports the scan's adds and shuffles leave
- * free, with no chain; still 5-25% of a single-threaded scan whose data is in cache (perf-notes).
- * A float16 output is inf from 65520 up (halfway to 2^16, which rounding to even picks).  Words
- * have no such values. */
+ * settles them): r * 0 is +-0 for a number and NaN otherwise, which added to the probe makes its
+ * lane NaN for good.  One fused multiply-add a vector where the instruction set has it
+ * (GP_ISA_PROBE), else a multiply and an OR of the bits; 5-25% of a single-threaded scan whose
+ * data is in cache all the same (perf-notes).  A float16 output is inf from 65520 up (halfway to
+ * 2^16, which rounding to even picks).  Words have no such values. */
+#ifndef GP_ISA_PROBE
+GP_INLINE gp_f64v gp_probe_f64(gp_f64v probe, gp_f64v r) { return (gp_f64v)((gp_u64v)probe | (gp_u64v)(r * 0.0)); }
+GP_INLINE gp_f32v gp_probe_f32(gp_f32v probe, gp_f32v r) { return (gp_f32v)((gp_u32v)probe | (gp_u32v)(r * 0.0f)); }
+#endif
 GP_INLINE void word_scan_probe(gp_u64v *probe, gp_u64v r, int out_size)
 {
     (void)probe;
@@ -1263,13 +1267,13 @@ GP_INLINE void word_scan_probe(gp_u64v *probe, gp_u64v r, int out_size)
 GP_INLINE void f64_scan_probe(gp_f64v *probe, gp_f64v r, int out_size)
 {
     (void)out_size;
-    *probe = (gp_f64v)((gp_u64v)*probe | (gp_u64v)(r * 0.0));
+    *probe = gp_probe_f64(*probe, r);
 }
 GP_INLINE void f32_scan_probe(gp_f32v *probe, gp_f32v r, int out_size)
 {
     if (out_size == 2)
         r = GP_SELECT(__typeof__(r != r), (r >= 65520.0f) | (r <= -65520.0f), GP_SPLAT(gp_f32v, __builtin_inff()), r);
-    *probe = (gp_f32v)((gp_u32v)*probe | (gp_u32v)(r * 0.0f));
+    *probe = gp_probe_f32(*probe, r);
 }
 GP_INLINE int word_scan_probed(gp_u64v probe)
 {
