@@ -282,7 +282,7 @@ static int64_t load_block(const scan_job *job, int64_t outer, int64_t block, con
 }
 
 /* Scans column `column`'s piece of the loaded block from *offset into buffers->out, its total to *total
- * (total not NULL). */
+ * where total is not NULL. */
 static void scan_block_column(const scan_job *job, int64_t column, int64_t rows, const gp_partial *offset,
                               gp_partial *total, const block_buffers *buffers, int *non_finite)
 {
