@@ -74,9 +74,10 @@ typedef void (*gp_arg_columns_fn)(const void *in, int64_t rows, int64_t stride, 
 /* Scans count (1 .. GP_CPU_PIECE) contiguous elements with the loop's operator into out, whose
  * elements are out_size bytes (the kind's type: uint64_t, double or float; narrower for float16 and
  * for integer min/max, which keep the input's dtype): out[i] = *offset op the inclusive (or
- * exclusive) scan of the piece at i; *total is the piece's total, as the total loop computes it
- * (the float kinds' offsets and totals are doubles), where total is not NULL.  *non_finite is set to 1 when a float sum's or
- * product's outputs (before a float16 output's rounding) held an inf or NaN, else left. */
+ * exclusive) scan of the piece at i; *total, where total is not NULL, is the piece's total, as the
+ * total loop computes it (the float kinds' offsets and totals are doubles).  *non_finite is set to 1
+ * when a float sum's or product's outputs (before a float16 output's rounding) held an inf or NaN,
+ * else left. */
 typedef void (*gp_scan_run_fn)(const void *in, int64_t count, void *out, int exclusive, int out_size,
                                const gp_partial *offset, gp_partial *total, int *non_finite);
 typedef void (*gp_scan_total_fn)(const void *in, int64_t count, gp_partial *total);

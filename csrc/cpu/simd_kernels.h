@@ -1252,9 +1252,9 @@ GP_INLINE void f64_scan_total_end(const gp_f64v *t, gp_partial *total, const gp_
  * settles them): r * 0 is +-0 for a number and NaN otherwise, which added to the probe makes its
  * lane NaN for good.  One fused multiply-add a vector where the instruction set has it
  * (GP_ISA_PROBE), else a multiply and an OR of the bits.  Fused, and with the totals no one reads
- * skipped, float32 scans ran as fast as before the probe, float64 ones 4-14 % slower (perf-notes).  A
- * float16 output is inf from 65520 up (halfway to 2^16, which rounding to even picks).  Words have
- * no such values. */
+ * skipped, float32 scans ran as fast as before the probe, float64 ones 4-14 % slower (perf-notes).
+ * A float16 output is inf from 65520 up (halfway to 2^16, which rounding to even picks).  Words
+ * have no such values. */
 #ifndef GP_ISA_PROBE
 GP_INLINE gp_f64v gp_probe_f64(gp_f64v probe, gp_f64v r) { return (gp_f64v)((gp_u64v)probe | (gp_u64v)(r * 0.0)); }
 GP_INLINE gp_f32v gp_probe_f32(gp_f32v probe, gp_f32v r) { return (gp_f32v)((gp_u32v)probe | (gp_u32v)(r * 0.0f)); }
