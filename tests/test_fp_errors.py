@@ -228,13 +228,17 @@ def test_device_resident_check_skipped_where_nothing_would_be_reported(monkeypat
 
 def _come_back(dtype, product):
     """A run that overflows in NumPy's left fold, then would come back finite in another order
-    (big + big = inf, then - big), and one that overflows only in another order (-big + big
-    + big: NumPy's running value is 0, then big)."""
+    (big + big = inf, then - big); one that overflows only in another order (-big + big + big:
+    NumPy's running value is 0, then big); and one whose running values never overflow, but whose
+    every eighth elements' sums do (big + big, -big - big: a CPU piece's total, summed lane by lane
+    when threads share a row, which the next piece then starts from)."""
     big = np.finfo(dtype).max
     if product:
         root = np.sqrt(np.float64(big)) * 2
-        return np.array([root, root, 1 / root, 1 / root], dtype), np.array([1 / root, root, root, 1], dtype)
-    return np.array([big, big, -big, -big], dtype), np.array([-big, big, big, 1], dtype)
+        lanes = np.array([root, 1 / root] + [1] * 6 + [root, 1 / root], dtype)
+        return np.array([root, root, 1 / root, 1 / root], dtype), np.array([1 / root, root, root, 1], dtype), lanes
+    lanes = np.array([big, -big] + [0] * 6 + [big, -big], dtype)
+    return np.array([big, big, -big, -big], dtype), np.array([-big, big, big, 1], dtype), lanes
 
 
 def _line_of(dtype, product, n, at, run, rng):
@@ -272,12 +276,14 @@ def _assert_numpys(name, a, axis, got, expected, messages, expected_messages, co
 
 def _come_back_cases(name, dtype):
     """(array, axis, context): the runs of :func:`_come_back` placed at lane, vector, block, tile
-    and piece edges, along rows (one long enough for the CPU threads' two passes and the GPU's
-    streamed tiles), narrow columns (transposed blocks on the CPU) and wide columns."""
+    and piece edges, along rows (two long enough for the CPU threads' two passes and the GPU's
+    streamed tiles, one run across the edge of two threads' pieces, whose offset then overflows),
+    narrow columns (transposed blocks on the CPU) and wide columns."""
     rng = np.random.default_rng(20)
     product = "prod" in name
     for run in _come_back(dtype, product):
-        for n, at in ((4, 0), (37, 13), (64, 30), (600, 511), (16390, 16382), (1 << 21, 3 << 19)):
+        for n, at in ((4, 0), (37, 13), (64, 30), (600, 511), (16390, 16382), (1 << 21, 3 << 19),
+                      (1 << 21, (1 << 20) - 1)):
             line = _line_of(dtype, product, n, at, run, rng)
             shapes = ((n,), 0), ((3, n), 1), ((n, 3), 0), ((n, 17), 0)
             for shape, axis in shapes if n < 1 << 20 else shapes[:1]:  # a long row: pieces on threads

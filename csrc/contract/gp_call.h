@@ -61,8 +61,9 @@ typedef struct {
  * scan's carry.  8-byte values: double for a float output, else the 64-bit integer (sign-extended
  * for signed dtypes).
  * non_finite: NULL, or host memory where the backend reports whether a float sum or product wrote
- * any inf or NaN output (1) or none (0): both combine in another order than NumPy's left fold,
- * which can bring an overflowed running value back.  See fp_errors.c.
+ * any inf or NaN output (1; also allowed where an overflow came back finite) or none (0): both
+ * combine in another order than NumPy's left fold, which can bring an overflowed running value
+ * back.  See fp_errors.c.
  * Supported (op, in, out): gp_scan_supported(). */
 typedef struct {
     gp_dtype in_dtype, out_dtype;

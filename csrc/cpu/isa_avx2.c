@@ -29,17 +29,6 @@ WIDEN gp_u64v gp_widen_u16(gp_u16q v) { return (gp_u64v)_mm256_cvtepu16_epi64(by
 WIDEN gp_u64v gp_widen_i8(gp_i8e v) { return (gp_u64v)_mm256_cvtepi8_epi64(bytes16_of4((gp_u8e)v)); }
 WIDEN gp_u64v gp_widen_u8(gp_u8e v) { return (gp_u64v)_mm256_cvtepu8_epi64(bytes16_of4(v)); }
 
-/* The scans' non-finite probe (see simd_kernels.h): probe + r * 0 in one instruction; its rounding
- * is never seen, only whether a lane became NaN. */
-#define GP_ISA_PROBE 1
-WIDEN gp_f64v gp_probe_f64(gp_f64v probe, gp_f64v r)
-{
-    return (gp_f64v)_mm256_fmadd_pd((__m256d)r, _mm256_setzero_pd(), (__m256d)probe);
-}
-WIDEN gp_f32v gp_probe_f32(gp_f32v probe, gp_f32v r)
-{
-    return (gp_f32v)_mm256_fmadd_ps((__m256)r, _mm256_setzero_ps(), (__m256)probe);
-}
 #undef WIDEN
 
 #include "cpu/simd_kernels.h"

@@ -25,18 +25,6 @@ WIDEN __m128i low_half(gp_u8e v) { return (__m128i)__builtin_shufflevector(v, v,
 WIDEN gp_u64v gp_widen_i8(gp_i8e v) { return (gp_u64v)_mm512_cvtepi8_epi64(low_half((gp_u8e)v)); }
 WIDEN gp_u64v gp_widen_u8(gp_u8e v) { return (gp_u64v)_mm512_cvtepu8_epi64(low_half(v)); }
 
-/* The scans' non-finite probe (see simd_kernels.h): probe + r * 0 in one instruction; its rounding
- * is never seen, only whether a lane became NaN. */
-#define GP_ISA_PROBE 1
-WIDEN gp_f64v gp_probe_f64(gp_f64v probe, gp_f64v r)
-{
-    return (gp_f64v)_mm512_fmadd_pd((__m512d)r, _mm512_setzero_pd(), (__m512d)probe);
-}
-WIDEN gp_f32v gp_probe_f32(gp_f32v probe, gp_f32v r)
-{
-    return (gp_f32v)_mm512_fmadd_ps((__m512)r, _mm512_setzero_ps(), (__m512)probe);
-}
-
 /* float32/float64 min and max as VMINPS/VMAXPS (dst = src1 < src2 ? src1 : src2, src2 on NaNs and
  * ties: the generic selections' bits); the flags are the lanes that stayed ordered, in a mask
  * register that each compare masks in turn. */

@@ -76,8 +76,8 @@ typedef void (*gp_arg_columns_fn)(const void *in, int64_t rows, int64_t stride, 
  * for integer min/max, which keep the input's dtype): out[i] = *offset op the inclusive (or
  * exclusive) scan of the piece at i; *total, where total is not NULL, is the piece's total, as the
  * total loop computes it (the float kinds' offsets and totals are doubles).  *non_finite is set to 1
- * when a float sum's or product's outputs (before a float16 output's rounding) held an inf or NaN,
- * else left. */
+ * when a float sum's or product's outputs held an inf or NaN, and where an overflow or invalid
+ * operation of the loop left them finite; else left. */
 typedef void (*gp_scan_run_fn)(const void *in, int64_t count, void *out, int exclusive, int out_size,
                                const gp_partial *offset, gp_partial *total, int *non_finite);
 typedef void (*gp_scan_total_fn)(const void *in, int64_t count, gp_partial *total);

@@ -27,6 +27,7 @@
  * Scans (gp_scan_run_fn): in-register scans of a logical vector, its last lane carried on; float32
  * and float16 inputs with a float32 or float16 result scan in float32 lanes, as NumPy does, with
  * the pieces' totals and offsets in double. */
+#include "cpu/fp_status.h"
 #include "cpu/kernels.h"
 #include "cpu/simd.h" /* (isa_begin.h included it, in the target region) */
 
@@ -1248,49 +1249,67 @@ GP_INLINE void f64_scan_total_end(const gp_f64v *t, gp_partial *total, const gp_
 }
 #define f32_scan_total_end f64_scan_total_end
 
-/* Whether a float sum's or product's outputs held an inf or NaN (fp_errors.c then reports and
- * settles them): r * 0 is +-0 for a number and NaN otherwise, which added to the probe makes its
- * lane NaN for good.  One fused multiply-add a vector where the instruction set has it
- * (GP_ISA_PROBE), else a multiply and an OR of the bits.  Fused, and with the totals no one reads
- * skipped, float32 scans ran as fast as before the probe, float64 ones 4-14 % slower (perf-notes).
- * A float16 output is inf from 65520 up (halfway to 2^16, which rounding to even picks).  Words
- * have no such values. */
-#ifndef GP_ISA_PROBE
-GP_INLINE gp_f64v gp_probe_f64(gp_f64v probe, gp_f64v r) { return (gp_f64v)((gp_u64v)probe | (gp_u64v)(r * 0.0)); }
-GP_INLINE gp_f32v gp_probe_f32(gp_f32v probe, gp_f32v r) { return (gp_f32v)((gp_u32v)probe | (gp_u32v)(r * 0.0f)); }
-#endif
-GP_INLINE void word_scan_probe(gp_u64v *probe, gp_u64v r, int out_size)
+/* Whether a float sum's or product's outputs may hold an inf or NaN (fp_errors.c then looks, and
+ * settles them), found at no cost a vector: an inf or NaN in the input or the offset leaves the
+ * carried running value so for good, which is looked at once, after the loop; one the loop makes
+ * from finite values raises the thread's overflow or invalid flag (fp_status.h).  Only a float16
+ * output's rounding is looked for in the loop: it is inf from 65520 up (halfway to 2^16, which
+ * rounding to even picks), which f32_to_half does not flag.  (Before, every output was probed: a
+ * fused multiply-add a vector, which left float64 scans 4-14 % slower; perf-notes.)  Words have
+ * no such values. */
+typedef gp_i64v word_scan_mask; /* the lanes of a float16 output that rounded to inf */
+typedef gp_i64v f64_scan_mask;
+typedef gp_i32v f32_scan_mask;
+GP_INLINE unsigned word_scan_watch_begin(const gp_op op)
 {
-    (void)probe;
-    (void)r;
-    (void)out_size;
-}
-GP_INLINE void f64_scan_probe(gp_f64v *probe, gp_f64v r, int out_size)
-{
-    (void)out_size;
-    *probe = gp_probe_f64(*probe, r);
-}
-GP_INLINE void f32_scan_probe(gp_f32v *probe, gp_f32v r, int out_size)
-{
-    if (out_size == 2)
-        r = GP_SELECT(__typeof__(r != r), (r >= 65520.0f) | (r <= -65520.0f), GP_SPLAT(gp_f32v, __builtin_inff()), r);
-    *probe = gp_probe_f32(*probe, r);
-}
-GP_INLINE int word_scan_probed(gp_u64v probe)
-{
-    (void)probe;
+    (void)op;
     return 0;
 }
-#define GP_SCAN_PROBED(PREFIX, VEC, LANES)                             \
-    GP_INLINE int PREFIX##_scan_probed(VEC probe)                      \
-    {                                                                  \
-        int found = 0;                                                 \
-        for (int j = 0; j < LANES; ++j) found |= probe[j] != probe[j]; \
-        return found;                                                  \
+GP_INLINE unsigned f64_scan_watch_begin(const gp_op op)
+{
+    return op == GP_SUM || op == GP_PROD ? gp_fp_watch_begin() : 0;
+}
+#define f32_scan_watch_begin f64_scan_watch_begin
+#define GP_SCAN_NO_HALF(PREFIX, VEC)                                                              \
+    GP_INLINE void PREFIX##_scan_half_check(PREFIX##_scan_mask *rounded_inf, VEC r, int out_size) \
+    {                                                                                             \
+        (void)rounded_inf;                                                                        \
+        (void)r;                                                                                  \
+        (void)out_size;                                                                           \
     }
-GP_SCAN_PROBED(f64, gp_f64v, GP_NL64)
-GP_SCAN_PROBED(f32, gp_f32v, GP_NL32)
-#undef GP_SCAN_PROBED
+GP_SCAN_NO_HALF(word, gp_u64v)
+GP_SCAN_NO_HALF(f64, gp_f64v)
+#undef GP_SCAN_NO_HALF
+GP_INLINE void f32_scan_half_check(f32_scan_mask *rounded_inf, gp_f32v r, int out_size)
+{
+    if (out_size == 2) *rounded_inf |= (r >= 65520.0f) | (r <= -65520.0f);
+}
+/* After the loop: whether the flags were raised, one of `count` running values is inf or NaN, or a
+ * float16 output rounded to inf. */
+GP_INLINE int word_scan_watch_end(unsigned before, const void *running, int64_t count, word_scan_mask rounded_inf,
+                                  const gp_op op)
+{
+    (void)before;
+    (void)running;
+    (void)count;
+    (void)rounded_inf;
+    (void)op;
+    return 0;
+}
+#define GP_SCAN_WATCH_END(PREFIX, VEC)                                                             \
+    GP_INLINE int PREFIX##_scan_watch_end(unsigned before, const void *running, int64_t count,     \
+                                          PREFIX##_scan_mask rounded_inf, const gp_op op)          \
+    {                                                                                              \
+        if (op != GP_SUM && op != GP_PROD) return 0;                                               \
+        int found = gp_fp_watch_end(before);                                                       \
+        const __typeof__(((VEC){0})[0]) *value = running;                                          \
+        for (int64_t j = 0; j < count; ++j) found |= !__builtin_isfinite(value[j]);                \
+        for (size_t j = 0; j < sizeof rounded_inf / sizeof rounded_inf[0]; ++j) found |= rounded_inf[j] != 0; \
+        return found;                                                                              \
+    }
+GP_SCAN_WATCH_END(f64, gp_f64v)
+GP_SCAN_WATCH_END(f32, gp_f32v)
+#undef GP_SCAN_WATCH_END
 
 /* The scan loops of one kind for one dtype: PREFIX the kind, VEC its lanes' native vector and
  * SUFFIX their operators (combine_SUFFIX, identity_SUFFIX) and logical scans (lscan_SUFFIX ...), NL
@@ -1312,8 +1331,8 @@ GP_SCAN_PROBED(f32, gp_f32v, GP_NL32)
         }                                                                                          \
     }                                                                                              \
     GP_INLINE void PREFIX##_scan_step_##NAME(const gp_lane_##NAME *x, int64_t n, void *out, const int exclusive, \
-                                             int out_size, VEC *carry, TVEC *t, VEC *probe, const gp_op op, \
-                                             const int skip_nan)                                   \
+                                             int out_size, VEC *carry, TVEC *t, PREFIX##_scan_mask *rounded_inf, \
+                                             const gp_op op, const int skip_nan)                   \
     {                                                                                              \
         const VEC identity = identity_##SUFFIX(op, IS_SIGNED);                                     \
         VEC v[GP_PARTS], s[GP_PARTS], shifted[GP_PARTS];                                           \
@@ -1326,7 +1345,7 @@ GP_SCAN_PROBED(f32, gp_f32v, GP_NL32)
         for (int p = 0; p < GP_PARTS; ++p) {                                                       \
             const VEC r = combine_##SUFFIX(exclusive ? shifted[p] : s[p], *carry, op, IS_SIGNED);  \
             PREFIX##_scan_store(out, p, r, n - p * NL, out_size);                                  \
-            if (op == GP_SUM || op == GP_PROD) PREFIX##_scan_probe(probe, r, out_size);            \
+            PREFIX##_scan_half_check(rounded_inf, r, out_size);                                    \
         }                                                                                          \
         if (t != NULL) PREFIX##_scan_total_add(t, v, op, IS_SIGNED);                               \
         *carry = combine_##SUFFIX(*carry, last, op, IS_SIGNED);                                    \
@@ -1350,8 +1369,9 @@ GP_SCAN_PROBED(f32, gp_f32v, GP_NL32)
                                              int *non_finite, const gp_op op, const int skip_nan)  \
     {                                                                                              \
         const gp_lane_##NAME *x = in;                                                              \
-        VEC carry = PREFIX##_scan_carry(offset), probe;                                            \
-        memset(&probe, 0, sizeof probe);                                                           \
+        const unsigned watch = PREFIX##_scan_watch_begin(op);                                      \
+        VEC carry = PREFIX##_scan_carry(offset);                                                   \
+        PREFIX##_scan_mask rounded_inf = {0};                                                           \
         TVEC t[GP_PARTS];                                                                          \
         GP_UNROLL(16)                                                                              \
         for (int p = 0; p < GP_PARTS; ++p) t[p] = identity_##TSUFFIX(op, IS_SIGNED);               \
@@ -1359,16 +1379,16 @@ GP_SCAN_PROBED(f32, gp_f32v, GP_NL32)
         int64_t k = 0;                                                                             \
         for (; k + LOGICAL <= count; k += LOGICAL)                                                 \
             PREFIX##_scan_step_##NAME(x + k, LOGICAL, (char *)out + k * out_size, exclusive, out_size, &carry, \
-                                      kept, &probe, op, skip_nan);                                 \
+                                      kept, &rounded_inf, op, skip_nan);                           \
         if (k < count)                                                                             \
             PREFIX##_scan_step_##NAME(x + k, count - k, (char *)out + k * out_size, exclusive, out_size, &carry, \
-                                      kept, &probe, op, skip_nan);                                 \
+                                      kept, &rounded_inf, op, skip_nan);                           \
         if (total != NULL) PREFIX##_scan_total_end(t, total, op, IS_SIGNED);                       \
-        if (PREFIX##_scan_probed(probe)) *non_finite = 1;                                          \
+        if (PREFIX##_scan_watch_end(watch, &carry, 1, rounded_inf, op)) *non_finite = 1;           \
     }                                                                                              \
     /* the run loop: `exclusive` and whether the total is wanted constants in the body, so that    \
-     * their tests leave the loop (a float32 total costs four operations a vector, more than the    \
-     * scan's probe, and only a lone thread's pieces before a row's last want it) */               \
+     * their tests leave the loop (a float32 total costs four operations a vector, and only a lone  \
+     * thread's pieces before a row's last want it) */                                             \
     GP_INLINE void PREFIX##_scan_run_##NAME(const void *in, int64_t count, void *out, int exclusive, int out_size, \
                                             const gp_partial *offset, gp_partial *total, int *non_finite, \
                                             const gp_op op, const int skip_nan)                    \
@@ -1387,8 +1407,9 @@ GP_SCAN_PROBED(f32, gp_f32v, GP_NL32)
      * passes whole vectors as the constant NL, so that their loads and stores need no temporaries \
      * (with a run-time n the step kept four stack copies a vector: 0.5-0.7 ns an element). */     \
     GP_INLINE void PREFIX##_scan_column_step_##NAME(const gp_lane_##NAME *x, int64_t n, void *accumulator,\
-                                                    char *out, int exclusive, int out_size, VEC *probe, \
-                                                    const gp_op op, const int skip_nan)            \
+                                                    char *out, int exclusive, int out_size,        \
+                                                    PREFIX##_scan_mask *rounded_inf, const gp_op op,    \
+                                                    const int skip_nan)                            \
     {                                                                                              \
         __typeof__(((VEC){0})[0]) *acc = accumulator;                                              \
         VEC a = identity_##SUFFIX(op, IS_SIGNED), v = LANES(x, n);                                 \
@@ -1398,7 +1419,7 @@ GP_SCAN_PROBED(f32, gp_f32v, GP_NL32)
         const VEC b = combine_##SUFFIX(a, v, op, IS_SIGNED);                                       \
         GP_STORE_PART(acc, b, n);                                                                  \
         PREFIX##_scan_store(out, 0, exclusive ? a : b, n, out_size);                               \
-        if (op == GP_SUM || op == GP_PROD) PREFIX##_scan_probe(probe, exclusive ? a : b, out_size); \
+        PREFIX##_scan_half_check(rounded_inf, exclusive ? a : b, out_size);                        \
     }                                                                                              \
     GP_INLINE void PREFIX##_scan_columns_##NAME(const void *in, int64_t rows, int64_t stride, void *out,\
                                                 int64_t width, void *accumulator, int first, int exclusive,\
@@ -1407,8 +1428,8 @@ GP_SCAN_PROBED(f32, gp_f32v, GP_NL32)
     {                                                                                              \
         __typeof__(((VEC){0})[0]) *acc = accumulator;                                              \
         const VEC identity = identity_##SUFFIX(op, IS_SIGNED);                                     \
-        VEC probe;                                                                                 \
-        memset(&probe, 0, sizeof probe);                                                           \
+        const unsigned watch = PREFIX##_scan_watch_begin(op);                                      \
+        PREFIX##_scan_mask rounded_inf = {0};                                                           \
         if (first)                                                                                 \
             for (int64_t j = 0; j < width; ++j) acc[j] = op == GP_SUM && exclusive ? 0 : identity[0];\
         for (int64_t r = 0; r < rows; ++r) {                                                       \
@@ -1417,12 +1438,12 @@ GP_SCAN_PROBED(f32, gp_f32v, GP_NL32)
             int64_t j = 0;                                                                         \
             for (; j + NL <= width; j += NL)                                                       \
                 PREFIX##_scan_column_step_##NAME(row + j, NL, acc + j, out_row + j * out_size, exclusive, out_size,\
-                                                 &probe, op, skip_nan);                            \
+                                                 &rounded_inf, op, skip_nan);                      \
             if (j < width)                                                                         \
                 PREFIX##_scan_column_step_##NAME(row + j, width - j, acc + j, out_row + j * out_size, exclusive,\
-                                                 out_size, &probe, op, skip_nan);                  \
+                                                 out_size, &rounded_inf, op, skip_nan);            \
         }                                                                                          \
-        if (PREFIX##_scan_probed(probe)) *non_finite = 1;                                          \
+        if (PREFIX##_scan_watch_end(watch, acc, width, rounded_inf, op)) *non_finite = 1;          \
     }
 
 /* Per dtype, the loops of the three kinds (each loads its lanes: word, double or float; lanes past
