@@ -10,7 +10,7 @@
 #ifndef GP_CPU_FP_STATUS_H
 #define GP_CPU_FP_STATUS_H
 
-#if defined(__x86_64__) || defined(__i386__)
+#if defined(__x86_64__) /* (SSE is always there; a 32-bit x86 build may do its doubles on the x87) */
 #include <xmmintrin.h>
 
 enum { GP_FP_WATCHED = _MM_EXCEPT_OVERFLOW | _MM_EXCEPT_INVALID };

@@ -1270,12 +1270,12 @@ GP_INLINE unsigned f64_scan_watch_begin(const gp_op op)
     return op == GP_SUM || op == GP_PROD ? gp_fp_watch_begin() : 0;
 }
 #define f32_scan_watch_begin f64_scan_watch_begin
-#define GP_SCAN_NO_HALF(PREFIX, VEC)                                                              \
-    GP_INLINE void PREFIX##_scan_half_check(PREFIX##_scan_mask *rounded_inf, VEC r, int out_size) \
-    {                                                                                             \
-        (void)rounded_inf;                                                                        \
-        (void)r;                                                                                  \
-        (void)out_size;                                                                           \
+#define GP_SCAN_NO_HALF(PREFIX, VEC)                                                               \
+    GP_INLINE void PREFIX##_scan_half_check(PREFIX##_scan_mask *rounded_inf, VEC r, int out_size)  \
+    {                                                                                              \
+        (void)rounded_inf;                                                                         \
+        (void)r;                                                                                   \
+        (void)out_size;                                                                            \
     }
 GP_SCAN_NO_HALF(word, gp_u64v)
 GP_SCAN_NO_HALF(f64, gp_f64v)
@@ -1371,7 +1371,7 @@ GP_SCAN_WATCH_END(f32, gp_f32v)
         const gp_lane_##NAME *x = in;                                                              \
         const unsigned watch = PREFIX##_scan_watch_begin(op);                                      \
         VEC carry = PREFIX##_scan_carry(offset);                                                   \
-        PREFIX##_scan_mask rounded_inf = {0};                                                           \
+        PREFIX##_scan_mask rounded_inf = {0};                                                      \
         TVEC t[GP_PARTS];                                                                          \
         GP_UNROLL(16)                                                                              \
         for (int p = 0; p < GP_PARTS; ++p) t[p] = identity_##TSUFFIX(op, IS_SIGNED);               \
@@ -1387,7 +1387,7 @@ GP_SCAN_WATCH_END(f32, gp_f32v)
         if (PREFIX##_scan_watch_end(watch, &carry, 1, rounded_inf, op)) *non_finite = 1;           \
     }                                                                                              \
     /* the run loop: `exclusive` and whether the total is wanted constants in the body, so that    \
-     * their tests leave the loop (a float32 total costs four operations a vector, and only a lone  \
+     * their tests leave the loop (a float32 total costs four operations a vector, and only a lone \
      * thread's pieces before a row's last want it) */                                             \
     GP_INLINE void PREFIX##_scan_run_##NAME(const void *in, int64_t count, void *out, int exclusive, int out_size, \
                                             const gp_partial *offset, gp_partial *total, int *non_finite, \
@@ -1408,8 +1408,8 @@ GP_SCAN_WATCH_END(f32, gp_f32v)
      * (with a run-time n the step kept four stack copies a vector: 0.5-0.7 ns an element). */     \
     GP_INLINE void PREFIX##_scan_column_step_##NAME(const gp_lane_##NAME *x, int64_t n, void *accumulator,\
                                                     char *out, int exclusive, int out_size,        \
-                                                    PREFIX##_scan_mask *rounded_inf, const gp_op op,    \
-                                                    const int skip_nan)                            \
+                                                    PREFIX##_scan_mask *rounded_inf,               \
+                                                    const gp_op op, const int skip_nan)            \
     {                                                                                              \
         __typeof__(((VEC){0})[0]) *acc = accumulator;                                              \
         VEC a = identity_##SUFFIX(op, IS_SIGNED), v = LANES(x, n);                                 \
@@ -1429,7 +1429,7 @@ GP_SCAN_WATCH_END(f32, gp_f32v)
         __typeof__(((VEC){0})[0]) *acc = accumulator;                                              \
         const VEC identity = identity_##SUFFIX(op, IS_SIGNED);                                     \
         const unsigned watch = PREFIX##_scan_watch_begin(op);                                      \
-        PREFIX##_scan_mask rounded_inf = {0};                                                           \
+        PREFIX##_scan_mask rounded_inf = {0};                                                      \
         if (first)                                                                                 \
             for (int64_t j = 0; j < width; ++j) acc[j] = op == GP_SUM && exclusive ? 0 : identity[0];\
         for (int64_t r = 0; r < rows; ++r) {                                                       \
