@@ -1,14 +1,15 @@
 /* Floating-point errors of sums and products (fp_errors.h).
  *
- * The flags NumPy reads are not this thread's (the GPU has none, and the CPU backend's threads have
- * their own).  Instead a float sum's or product's results are looked at: all finite, the common
- * case, costs one pass over a reduction's results.  A scan's running value, once inf or NaN,
- * stays so in NumPy's left fold, but the backends' blocked loops fold otherwise (an overflowed
- * partial can come back finite: [1e308, 1e308, -1e308] scans to [1e308, inf, 1e308]), so they
- * report whether any output was not finite, or may have been (gp_scan_args.non_finite; the CPU
- * loops watch their thread's flags).  Where one is, Python settles such a scan's lines in NumPy's
- * order and decides from the input whether the inf or NaN was made (overflow, invalid) or only
- * carried, and reports it through NumPy itself. */
+ * NumPy reports from the calling thread's flags after its own loops, and the backends' work is not
+ * such a loop (the GPU has no flags, and the CPU backend's pool threads have their own).  Instead a
+ * float sum's or product's results are looked at: all finite, the common case, costs one pass over
+ * a reduction's results.  A scan's running value, once inf or NaN, stays so in NumPy's left fold,
+ * but the backends' blocked loops fold otherwise (an overflowed partial can come back finite:
+ * [1e308, 1e308, -1e308] scans to [1e308, inf, 1e308]), so they report whether any output was not
+ * finite, or may have been (gp_scan_args.non_finite; the CPU loops watch their thread's flags).
+ * Where one is, Python settles such a scan's lines in NumPy's order and decides from the input
+ * whether the inf or NaN was made (overflow, invalid) or only carried, and reports it through NumPy
+ * itself. */
 #include "glue/fp_errors.h"
 
 /* Whether any of `count` consecutive elements of the float dtype is inf or NaN, read
