@@ -1436,12 +1436,12 @@ GP_SCAN_WATCH_END(f32, gp_f32v)
             PREFIX##_scan_column_step_##NAME(row + j, width - j, running + j, kept != NULL ? kept + j : NULL, \
                                              out_row + j * out_size, exclusive, out_size, rounded_inf, op, skip_nan); \
     }                                                                                              \
-    /* acc (width slots of the kind's type) holds each column's running value, which `first` sets to \
+    /* acc (width slots of the kind's type) holds each column's running value, which `first` sets to\
      * the identity (an exclusive sum's +0, so that its first output is +0).  Where an inclusive   \
-     * scan's outputs are of the kind's type they are the running values: every row after the first \
+     * scan's outputs are of the kind's type they are the running values: every row after the first\
      * reads the row before's outputs, and acc is not written (one store a vector instead of two:  \
-     * 256 x 256 float64 along axis 0 ran at 0.46 ns an element with acc, 0.21 without, as a       \
-     * same-sized add, on the 2-core Zen 4 host; perf-notes). */                                   \
+     * cumsum of 256 x 256 float64 along axis 0 on one thread of the 16-core H200 host, 37 -> 21 us;\
+     * perf-notes). */                                                                             \
     GP_INLINE void PREFIX##_scan_columns_##NAME(const void *in, int64_t rows, int64_t stride, void *out, \
                                                 int64_t width, void *accumulator, int first, int exclusive, \
                                                 int out_size, int *non_finite, const gp_op op,     \
