@@ -70,12 +70,15 @@ def every_call(rng, large):
         calls.append((f"transpose {dtype}", lambda a=square: gpuprims.transpose(a, device=CPU)))
     if large:  # rows of several pieces side by side, and long narrow columns
         for dtype in ["float32", "int64", "float16"]:
-            wide, tall = data(rng, dtype, (3, 5 * 16384 + 9)), data(rng, dtype, (40000, 3))
+            wide, tall, taller = data(rng, dtype, (3, 5 * 16384 + 9)), data(rng, dtype, (40000, 3)), \
+                data(rng, dtype, (9000, 11))
             for op in REDUCTIONS:
                 calls.append((f"{op} {dtype} wide", lambda op=op, a=wide: getattr(gpuprims, op)(a, axis=1, device=CPU)))
                 calls.append((f"{op} {dtype} tall", lambda op=op, a=tall: getattr(gpuprims, op)(a, axis=0, device=CPU)))
             calls.append((f"cumsum {dtype} wide", lambda a=wide: gpuprims.cumsum(a, axis=1, device=CPU)))
             calls.append((f"cumsum {dtype} tall", lambda a=tall: gpuprims.cumsum(a, axis=0, device=CPU)))
+            calls.append((f"exclusive {dtype} tall, 11 columns",
+                          lambda a=taller: gpuprims.prefix_sum(a, axis=0, exclusive=True, device=CPU)))
     for dtype in ["float32", "float64", "int16", "float16", "bool"]:
         signal, taps = data(rng, dtype, n), data(rng, dtype, 7)
         calls.append((f"convolve {dtype}", lambda s=signal, t=taps: gpuprims.convolve(s, t, "full", device=CPU)))

@@ -117,6 +117,27 @@ def test_narrow_columns(path, rng, name, dtype, rows, width):
     check(name, a, call(path, name, a, 1), 1)
 
 
+@pytest.mark.parametrize("width", range(2, 16))
+@pytest.mark.parametrize("dtype", ["int8", "uint32", "int64", "float16", "float32", "float64"])
+@pytest.mark.parametrize("name", ["cumsum", "cummax", "nancumprod"])
+def test_narrow_widths(rng, name, dtype, width):
+    """Every width of the CPU's narrow loop (one or two vectors a row) with row counts around the
+    rows a vector spans and its 512-row blocks, inclusive and exclusive (prefix_sum), on the CPU."""
+    for rows in (1, 3, 7, 511, 1031):
+        a = data(rng, name, dtype, (2, rows, width))
+        if a.dtype.kind == "f":
+            a[0, rows // 2, width - 1] = np.nan
+        check(name, a, call("cpu", name, a, 1), 1)
+        if name == "cumsum":
+            got, inclusive = gpuprims.prefix_sum(a, axis=1, exclusive=True, device="cpu"), call("cpu", name, a, 1)
+            np.testing.assert_array_equal(got[:, 0], np.zeros_like(got[:, 0]))
+            if got.dtype.kind != "f":
+                np.testing.assert_array_equal(got[:, 1:], inclusive[:, :-1])
+            else:  # a block's first output is its offset, the one before it the running value: not the same bits
+                bound = 16 * rows * _eps(np.float32 if got.dtype == np.float16 else got.dtype) * np.nanmax(np.abs(a))
+                np.testing.assert_allclose(got[:, 1:], inclusive[:, :-1], rtol=_eps(got.dtype), atol=bound)
+
+
 def with_nans(rng, dtype, n, where):
     a = make_data(rng, dtype, n, "prod")
     positions = {"first": [0], "last": [n - 1], "every": np.arange(n), "some": rng.integers(0, n, max(1, n // 50)),
@@ -378,7 +399,8 @@ def views_of(path, base):
 
 
 OVERLAPS = [(0, 1, (19999,), None), (1, 0, (19999,), None), (0, 5000, (10000,), 0), (0, 30, (40, 30), 0),
-            (30, 0, (40, 30), 0), (0, 7, (40, 30), 1), (0, 0, (40, 30), None)]
+            (30, 0, (40, 30), 0), (0, 7, (40, 30), 1), (0, 0, (40, 30), None), (0, 0, (1100, 3), 0),
+            (0, 0, (700, 9), 0), (0, 3, (1100, 3), 0)]
 
 
 @pytest.mark.parametrize("source,target,shape,axis", OVERLAPS)

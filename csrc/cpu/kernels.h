@@ -42,9 +42,10 @@ enum { GP_CPU_PIECE = 16384 };
  * accumulator row on the stack, and the count loops their per-lane counters. */
 enum { GP_CPU_COLUMN_TILE = 1024 };
 
-/* Reductions and scans along columns narrower than this run the row loops on transposed blocks of
- * GP_CPU_NARROW_ROWS rows (reduce.c, scan.c): a column loop's vectors would be mostly empty.  A
- * block (at most 15 columns of 8 bytes, 60 KiB) stays in a core's L2. */
+/* Along columns narrower than this a column loop's vectors would be mostly empty: reductions run
+ * the row loops on transposed blocks of GP_CPU_NARROW_ROWS rows (reduce.c), and scans the narrow
+ * loops on such blocks, which are their threads' unit (scan.c).  A block (at most 15 columns of 8
+ * bytes, 60 KiB) stays in a core's L2. */
 enum { GP_CPU_NARROW_COLUMNS = 16, GP_CPU_NARROW_ROWS = 512 };
 
 /* Reduces count (1 .. GP_CPU_PIECE) contiguous elements into *partial. */
@@ -87,6 +88,14 @@ typedef void (*gp_scan_total_fn)(const void *in, int64_t count, gp_partial *tota
 typedef void (*gp_scan_columns_fn)(const void *in, int64_t rows, int64_t stride, void *out, int64_t width, void *acc,
                                    int first, int exclusive, int out_size, int *non_finite);
 
+/* Scans `rows` rows of `width` (2 .. GP_CPU_NARROW_COLUMNS - 1) contiguous columns into out (out_size
+ * bytes an element; NULL: nothing written, offsets not read), column j carried from offsets[j] down
+ * the rows; where totals is not NULL, totals[j] is column j's combination from the identity, in the
+ * kind's type.  The loop may write past a row's end, into the block's later rows, unless out is the
+ * input.  *non_finite as the run loop's. */
+typedef void (*gp_scan_narrow_fn)(const void *in, int64_t rows, int64_t width, void *out, int exclusive, int out_size,
+                                  const gp_partial *offsets, gp_partial *totals, int *non_finite);
+
 /* Correlation of `width` outputs: out[j] = the sum over p < mask_rows, q < mask_cols of
  * mask[p * mask_cols + q] * rows[p][j + q] (bool: the OR of ANDs), accumulated in that order from 0.
  * Elements are the dtype's (float16: float32, which the driver converts), integers wrap in their
@@ -112,6 +121,7 @@ typedef struct {
     gp_scan_total_fn scan_total[GP_NUM_OPS][2][GP_NUM_ACCS][GP_NUM_DTYPES];
     gp_scan_run_fn scan_run[GP_NUM_OPS][2][GP_NUM_ACCS][GP_NUM_DTYPES];
     gp_scan_columns_fn scan_columns[GP_NUM_OPS][2][GP_NUM_ACCS][GP_NUM_DTYPES];
+    gp_scan_narrow_fn scan_narrow[GP_NUM_OPS][2][GP_NUM_ACCS][GP_NUM_DTYPES];
     gp_correlate_rows_fn correlate[GP_NUM_DTYPES];
     gp_transpose_fn transpose[4]; /* for elements of 1, 2, 4 and 8 bytes */
 } gp_cpu_kernels;

@@ -10,9 +10,9 @@
  *
  * Along another axis each column carries its running value (from its initial value) from row to
  * row, column tiles being the threads' unit.  Columns narrower than GP_CPU_NARROW_COLUMNS would
- * leave the column loop's vectors mostly empty: there blocks of GP_CPU_NARROW_ROWS rows are
- * transposed, so that each column's piece of the block is contiguous, scanned as rows' pieces are
- * (offsets from the pieces' totals, in the same two ways), and transposed back. */
+ * leave the column loop's vectors mostly empty: there the narrow loop reads a whole row a vector,
+ * in blocks of GP_CPU_NARROW_ROWS rows that are cut as rows' pieces are (each column's offsets
+ * from the blocks' totals, in the same two ways). */
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,7 +36,7 @@ typedef struct {
     gp_scan_run_fn run;
     gp_scan_total_fn total;
     gp_scan_columns_fn columns;
-    gp_transpose_fn transpose_in, transpose_out; /* narrow columns: blocks to pieces and back */
+    gp_scan_narrow_fn narrow;
     int64_t in_size, out_size;
     int64_t pieces;       /* per row (inner == 1), or per column (narrow columns: blocks) */
     gp_partial *offsets;  /* per piece, when threads share a row's pieces: totals, then offsets */
@@ -246,120 +246,70 @@ static void scan_columns(scan_job *job)
 
 /* ---- narrow columns: 1 < inner < GP_CPU_NARROW_COLUMNS ----------------------------------------- */
 
-/* A thread's copies of a block, whose rows are the length of the columns' pieces: the input
- * transposed (column c's piece at c * GP_CPU_NARROW_ROWS) and the columns' outputs, in that layout. */
-typedef struct {
-    char *in, *out;
-} block_buffers;
-
-static int take_block_buffers(scan_job *job, block_buffers *buffers)
-{
-    const size_t elements = (size_t)(job->desc->inner * GP_CPU_NARROW_ROWS);
-    buffers->in = malloc(elements * (size_t)job->in_size);
-    buffers->out = malloc(elements * (size_t)job->out_size);
-    if (buffers->in != NULL && buffers->out != NULL) return 0;
-    atomic_store(&job->out_of_memory, 1);
-    free(buffers->in);
-    free(buffers->out);
-    return -1;
-}
-
-static void drop_block_buffers(block_buffers *buffers)
-{
-    free(buffers->in);
-    free(buffers->out);
-}
-
-/* Transposes block `block` of outer index `outer` into buffers->in; returns its rows. */
-static int64_t load_block(const scan_job *job, int64_t outer, int64_t block, const block_buffers *buffers)
+/* The narrow loop on block `block` (GP_CPU_NARROW_ROWS rows, fewer at the end) of outer index
+ * `outer`: into the output from offsets[] (to_out), and the columns' totals into totals[] where it is
+ * not NULL. */
+static void narrow_block(const scan_job *job, int64_t outer, int64_t block, int to_out, const gp_partial *offsets,
+                         gp_partial *totals, int *non_finite)
 {
     const gp_scan_args *d = job->desc;
     const int64_t first = block * GP_CPU_NARROW_ROWS;
     const int64_t rows = d->n - first < GP_CPU_NARROW_ROWS ? d->n - first : GP_CPU_NARROW_ROWS;
-    const char *in = job->in + (outer * d->n + first) * d->inner * job->in_size;
-    job->transpose_in(in, buffers->in, d->inner, rows, d->inner, GP_CPU_NARROW_ROWS);
-    return rows;
+    const int64_t at = (outer * d->n + first) * d->inner;
+    char *out = to_out ? job->out + at * job->out_size : NULL;
+    job->narrow(job->in + at * job->in_size, rows, d->inner, out, d->exclusive, (int)job->out_size, offsets, totals,
+                non_finite);
 }
 
-/* Scans column `column`'s piece of the loaded block from *offset into buffers->out, its total to *total
- * where total is not NULL. */
-static void scan_block_column(const scan_job *job, int64_t column, int64_t rows, const gp_partial *offset,
-                              gp_partial *total, const block_buffers *buffers, int *non_finite)
-{
-    const int64_t at = column * GP_CPU_NARROW_ROWS;
-    job->run(buffers->in + at * job->in_size, rows, buffers->out + at * job->out_size, job->desc->exclusive,
-             (int)job->out_size, offset, total, non_finite);
-}
-
-/* Transposes the block's outputs in buffers->out back into the output. */
-static void store_block(const scan_job *job, int64_t outer, int64_t block, int64_t rows, const block_buffers *buffers)
-{
-    const gp_scan_args *d = job->desc;
-    char *out = job->out + (outer * d->n + block * GP_CPU_NARROW_ROWS) * d->inner * job->out_size;
-    job->transpose_out(buffers->out, out, rows, d->inner, GP_CPU_NARROW_ROWS, d->inner);
-}
-
-/* Scans the blocks of outer index `outer` in turn, every column carrying its offset. */
-static void scan_narrow_outer(const scan_job *job, int64_t outer, const block_buffers *buffers, int *non_finite)
+/* Scans the blocks of outer index `outer` in turn, each column's total (none after the last block)
+ * carried into its offset. */
+static void scan_narrow_outer(const scan_job *job, int64_t outer, int *non_finite)
 {
     const int64_t inner = job->desc->inner;
-    gp_partial offset[GP_CPU_NARROW_COLUMNS], total;
+    gp_partial offset[GP_CPU_NARROW_COLUMNS], total[GP_CPU_NARROW_COLUMNS];
     for (int64_t column = 0; column < inner; ++column) offset[column] = first_offset(job, outer * inner + column);
     for (int64_t block = 0; block < job->pieces; ++block) {
-        const int64_t rows = load_block(job, outer, block, buffers);
         const int last = block == job->pieces - 1;
-        for (int64_t column = 0; column < inner; ++column) {
-            scan_block_column(job, column, rows, &offset[column], last ? NULL : &total, buffers, non_finite);
-            if (!last) add_total(job, &offset[column], &total);
-        }
-        store_block(job, outer, block, rows, buffers);
+        narrow_block(job, outer, block, 1, offset, last ? NULL : total, non_finite);
+        if (!last)
+            for (int64_t column = 0; column < inner; ++column) add_total(job, &offset[column], &total[column]);
     }
 }
 
 static void narrow_outer_range(void *ctx, int64_t first, int64_t last)
 {
-    scan_job *job = ctx;
-    block_buffers buffers;
-    if (take_block_buffers(job, &buffers)) return;
     int non_finite = 0;
-    for (int64_t outer = first; outer < last; ++outer) scan_narrow_outer(job, outer, &buffers, &non_finite);
-    note_non_finite(job, non_finite);
-    drop_block_buffers(&buffers);
+    for (int64_t outer = first; outer < last; ++outer) scan_narrow_outer(ctx, outer, &non_finite);
+    note_non_finite(ctx, non_finite);
 }
 
 /* The two passes over blocks (task: block task % pieces of outer index task / pieces): the columns'
- * totals into offsets[], then (the totals combined into offsets) the columns scanned from them. */
+ * totals into offsets[], then (the totals combined into offsets) the columns scanned from them.  The
+ * totals pass writes nothing, so its flags are not looked at: a total that overflows makes the next
+ * block's outputs inf, which its pass finds. */
 static void narrow_blocks_range(void *ctx, int64_t first, int64_t last)
 {
     scan_job *job = ctx;
-    block_buffers buffers;
-    if (take_block_buffers(job, &buffers)) return;
     const int64_t inner = job->desc->inner;
-    int non_finite = 0;
+    gp_partial columns[GP_CPU_NARROW_COLUMNS];
+    int non_finite = 0, totals_flagged = 0;
     for (int64_t task = first; task < last; ++task) {
         const int64_t outer = task / job->pieces, block = task % job->pieces;
-        const int64_t rows = load_block(job, outer, block, &buffers);
-        for (int64_t column = 0; column < inner; ++column) {
-            gp_partial *slot = &job->offsets[(outer * inner + column) * job->pieces + block];
-            if (job->totals_pass) {
-                job->total(buffers.in + column * GP_CPU_NARROW_ROWS * job->in_size, rows, slot);
-            } else {
-                scan_block_column(job, column, rows, slot, NULL, &buffers, &non_finite);
-            }
+        gp_partial *slots = &job->offsets[outer * inner * job->pieces + block]; /* column c's at c * pieces */
+        if (job->totals_pass) {
+            narrow_block(job, outer, block, 0, NULL, columns, &totals_flagged);
+            for (int64_t column = 0; column < inner; ++column) slots[column * job->pieces] = columns[column];
+        } else {
+            for (int64_t column = 0; column < inner; ++column) columns[column] = slots[column * job->pieces];
+            narrow_block(job, outer, block, 1, columns, NULL, &non_finite);
         }
-        if (!job->totals_pass) store_block(job, outer, block, rows, &buffers);
     }
     note_non_finite(job, non_finite);
-    drop_block_buffers(&buffers);
 }
 
-/* 0, or -1 when there was no memory for the threads' blocks. */
-static int scan_narrow_columns(scan_job *job)
+static void scan_narrow_columns(scan_job *job)
 {
     const gp_scan_args *d = job->desc;
-    const gp_cpu_kernels *kernels = gp_cpu_kernels_get();
-    job->transpose_in = kernels->transpose[gp_transpose_index(job->in_size)];
-    job->transpose_out = kernels->transpose[gp_transpose_index(job->out_size)];
     job->pieces = (d->n + GP_CPU_NARROW_ROWS - 1) / GP_CPU_NARROW_ROWS;
     const double bytes = (double)d->outer * (double)d->n * (double)d->inner * (double)(job->in_size + job->out_size);
     job->parts = gp_cpu_parts(bytes, d->outer * job->pieces);
@@ -375,7 +325,7 @@ static int scan_narrow_columns(scan_job *job)
             gp_pool_for(job->parts, job->tasks, gp_cpu_grain(block_bytes * (double)job->pieces, job->tasks, job->parts),
                         narrow_outer_range, job);
         else narrow_outer_range(job, 0, job->tasks);
-        return atomic_load(&job->out_of_memory) ? -1 : 0;
+        return;
     }
     job->tasks = d->outer * job->pieces;
     const int64_t grain = gp_cpu_grain(block_bytes, job->tasks, job->parts);
@@ -383,9 +333,8 @@ static int scan_narrow_columns(scan_job *job)
     gp_pool_for(job->parts, job->tasks, grain, narrow_blocks_range, job);
     offsets_from_totals(job, d->outer * d->inner);
     job->totals_pass = 0;
-    if (!atomic_load(&job->out_of_memory)) gp_pool_for(job->parts, job->tasks, grain, narrow_blocks_range, job);
+    gp_pool_for(job->parts, job->tasks, grain, narrow_blocks_range, job);
     free(job->offsets);
-    return atomic_load(&job->out_of_memory) ? -1 : 0;
 }
 
 int gp_cpu_scan(const gp_call *call, gp_error *err)
@@ -399,14 +348,16 @@ int gp_cpu_scan(const gp_call *call, gp_error *err)
     job.run = kernels->scan_run[d->op][skip_nan][job.acc][d->in_dtype];
     job.total = kernels->scan_total[d->op][skip_nan][job.acc][d->in_dtype];
     job.columns = kernels->scan_columns[d->op][skip_nan][job.acc][d->in_dtype];
+    job.narrow = kernels->scan_narrow[d->op][skip_nan][job.acc][d->in_dtype];
     job.in_size = gp_dtype_size(d->in_dtype);
     job.out_size = gp_dtype_size(d->out_dtype);
-    if (job.run == NULL || job.total == NULL || job.columns == NULL)
+    if (job.run == NULL || job.total == NULL || job.columns == NULL || job.narrow == NULL)
         return gp_fail(err, GP_ERR_INVALID, "scan: no CPU loop for this operator and dtype pair");
     if (d->inner > 1 && job.view != NULL) return gp_fail(err, GP_ERR_INVALID, "scan: a strided input along columns");
     int failed = 0;
     if (d->inner >= GP_CPU_NARROW_COLUMNS) scan_columns(&job);
-    else failed = d->inner > 1 ? scan_narrow_columns(&job) : scan_rows(&job);
+    else if (d->inner > 1) scan_narrow_columns(&job);
+    else failed = scan_rows(&job);
     if (failed) return gp_fail(err, GP_ERR_NOMEM, "scan: out of host memory");
     if (d->non_finite != NULL) *d->non_finite = atomic_load(&job.non_finite);
     return 0;

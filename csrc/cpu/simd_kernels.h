@@ -1210,9 +1210,16 @@ GP_INLINE void f32_scan_store(void *out, int p, gp_f32v r, int64_t n, int out_si
     if (out_size == 2) GP_STORE_PART((uint16_t *)out + p * GP_NL32, f32_to_half(r), n);
     else GP_STORE_PART((float *)out + p * GP_NL32, r, n);
 }
-GP_INLINE gp_u64v word_scan_carry(const gp_partial *offset) { return GP_SPLAT(gp_u64v, offset->u); }
-GP_INLINE gp_f64v f64_scan_carry(const gp_partial *offset) { return GP_SPLAT(gp_f64v, offset->f); }
-GP_INLINE gp_f32v f32_scan_carry(const gp_partial *offset) { return GP_SPLAT(gp_f32v, (float)offset->f); }
+/* An offset or total (gp_partial: a word, or a double for the float kinds) as a lane, and back. */
+GP_INLINE uint64_t word_scan_lane(const gp_partial *offset) { return offset->u; }
+GP_INLINE double f64_scan_lane(const gp_partial *offset) { return offset->f; }
+GP_INLINE float f32_scan_lane(const gp_partial *offset) { return (float)offset->f; }
+GP_INLINE void word_scan_partial(gp_partial *total, uint64_t lane) { total->u = lane; }
+GP_INLINE void f64_scan_partial(gp_partial *total, double lane) { total->f = lane; }
+GP_INLINE void f32_scan_partial(gp_partial *total, float lane) { total->f = lane; }
+GP_INLINE gp_u64v word_scan_carry(const gp_partial *offset) { return GP_SPLAT(gp_u64v, word_scan_lane(offset)); }
+GP_INLINE gp_f64v f64_scan_carry(const gp_partial *offset) { return GP_SPLAT(gp_f64v, f64_scan_lane(offset)); }
+GP_INLINE gp_f32v f32_scan_carry(const gp_partial *offset) { return GP_SPLAT(gp_f32v, f32_scan_lane(offset)); }
 
 /* The total's lanes: combined with a logical vector (float lanes: the low and high 8 of it, in
  * double), and folded. */
@@ -1467,6 +1474,103 @@ GP_SCAN_WATCH_END(f32, gp_f32v)
         }                                                                                          \
         const void *running = outputs_run ? (char *)out + (rows - 1) * out_stride : (char *)acc;   \
         if (PREFIX##_scan_watch_end(watch, running, width, rounded_inf, op)) *non_finite = 1;      \
+    }                                                                                              \
+    /* Narrow columns: a row of `width` columns is V logical vectors (width <= V * LOGICAL) read   \
+     * from its start, the lanes past the width taken as the identity.  Rows whose V vectors lie in \
+     * the block (WHOLE) are read whole, and their first STORE lanes stored (a constant: the power \
+     * of two that holds the width, so that a store is one instruction; 0 where out is the input:  \
+     * the width): the lanes past the width land on the next rows, whose stores come later.  Rows  \
+     * first .. last of a block; running values in run, the totals' in total (NULL: none), both    \
+     * kept in registers meanwhile (through the pointer, a float32 total's store and reload took 10 \
+     * cycles a row). */                                                                           \
+    GP_INLINE void PREFIX##_scan_narrow_rows_##NAME(const gp_lane_##NAME *x, int64_t first, int64_t last, \
+                                                    int64_t width, char *out, const int exclusive, int out_size, \
+                                                    VEC *run, VEC *total, const PREFIX##_scan_mask *inside, \
+                                                    PREFIX##_scan_mask *rounded_inf, const gp_op op, \
+                                                    const int skip_nan, const int V, const int WHOLE, const int STORE) \
+    {                                                                                              \
+        const VEC identity = identity_##SUFFIX(op, IS_SIGNED), nan_as = nan_as_##SUFFIX(op, IS_SIGNED); \
+        VEC running[2 * GP_PARTS], sums[2 * GP_PARTS];                                             \
+        memcpy(running, run, sizeof running);                                                      \
+        if (total != NULL) memcpy(sums, total, sizeof sums);                                       \
+        for (int64_t r = first; r < last; ++r) {                                                   \
+            const gp_lane_##NAME *row = x + r * width;                                             \
+            char *out_row = out + r * width * out_size;                                            \
+            GP_UNROLL(16)                                                                          \
+            for (int p = 0; p < V * GP_PARTS; ++p) {                                               \
+                VEC v = LANES(row + p * NL, WHOLE ? NL : width - p * NL);                          \
+                if (skip_nan) v = GP_SELECT(__typeof__(v != v), v != v, nan_as, v);                \
+                v = GP_SELECT(PREFIX##_scan_mask, inside[p], v, identity);                         \
+                if (total != NULL) sums[p] = combine_##SUFFIX(sums[p], v, op, IS_SIGNED);          \
+                if (out == NULL) continue;                                                         \
+                const VEC before = running[p];                                                     \
+                running[p] = combine_##SUFFIX(running[p], v, op, IS_SIGNED);                       \
+                const VEC result = exclusive ? before : running[p];                                \
+                PREFIX##_scan_store(out_row, p, result, (WHOLE && STORE ? STORE : width) - p * NL, out_size); \
+                PREFIX##_scan_half_check(rounded_inf, result, out_size);                           \
+            }                                                                                      \
+        }                                                                                          \
+        memcpy(run, running, sizeof running);                                                      \
+        if (total != NULL) memcpy(total, sums, sizeof sums);                                       \
+    }                                                                                              \
+    GP_INLINE void PREFIX##_scan_narrow_body_##NAME(const gp_lane_##NAME *x, int64_t rows, int64_t width, char *out, \
+                                                    const int exclusive, int out_size, const gp_partial *offsets, \
+                                                    gp_partial *totals, int *non_finite, const gp_op op, \
+                                                    const int skip_nan, const int V, const int STORE) \
+    {                                                                                              \
+        typedef __typeof__(((VEC){0})[0]) lane_type;                                               \
+        const VEC identity = identity_##SUFFIX(op, IS_SIGNED);                                     \
+        lane_type lanes[2 * LOGICAL];                                                              \
+        VEC run[2 * GP_PARTS], total[2 * GP_PARTS];                                                \
+        PREFIX##_scan_mask inside[2 * GP_PARTS];                                                   \
+        for (int j = 0; j < 2 * LOGICAL; ++j)                                                      \
+            lanes[j] = j < width && out != NULL ? PREFIX##_scan_lane(&offsets[j]) : identity[0];   \
+        memcpy(run, lanes, sizeof run);                                                            \
+        for (int p = 0; p < 2 * GP_PARTS; ++p) {                                                   \
+            total[p] = identity;                                                                   \
+            for (int j = 0; j < NL; ++j) inside[p][j] = p * NL + j < width ? -1 : 0;               \
+        }                                                                                          \
+        const unsigned watch = PREFIX##_scan_watch_begin(op);                                      \
+        PREFIX##_scan_mask rounded_inf = {0};                                                      \
+        const int64_t span = V * LOGICAL;                                                          \
+        const int64_t whole = rows * width < span ? 0 : (rows * width - span) / width + 1;         \
+        VEC *const kept = totals != NULL ? total : NULL;                                           \
+        if ((const void *)out == (const void *)x) /* in place: the next rows' elements not stored over */ \
+            PREFIX##_scan_narrow_rows_##NAME(x, 0, whole, width, out, exclusive, out_size, run, kept, inside, \
+                                             &rounded_inf, op, skip_nan, V, 1, 0);                 \
+        else                                                                                       \
+            PREFIX##_scan_narrow_rows_##NAME(x, 0, whole, width, out, exclusive, out_size, run, kept, inside, \
+                                             &rounded_inf, op, skip_nan, V, 1, STORE);             \
+        PREFIX##_scan_narrow_rows_##NAME(x, whole, rows, width, out, exclusive, out_size, run, kept, inside, \
+                                         &rounded_inf, op, skip_nan, V, 0, STORE);                 \
+        if (totals != NULL) {                                                                      \
+            memcpy(lanes, total, sizeof lanes);                                                    \
+            for (int64_t j = 0; j < width; ++j) PREFIX##_scan_partial(&totals[j], lanes[j]);       \
+        }                                                                                          \
+        if (PREFIX##_scan_watch_end(watch, run, width, rounded_inf, op)) *non_finite = 1;          \
+    }                                                                                              \
+    /* (rows of 32 bytes, out 16 bytes past a cache line as NumPy's large arrays are: 64-byte     \
+     * stores 2.56 ns a row, 32-byte ones 1.28; rows of 16 bytes: 1.48 and 0.90 for 16-byte ones;  \
+     * a C loop on the 2-core Zen 4 host, perf-notes) */                                           \
+    GP_INLINE void PREFIX##_scan_narrow_##NAME(const void *in, int64_t rows, int64_t width, void *out, int exclusive, \
+                                               int out_size, const gp_partial *offsets, gp_partial *totals, \
+                                               int *non_finite, const gp_op op, const int skip_nan) \
+    {                                                                                              \
+        if (LOGICAL < GP_CPU_NARROW_COLUMNS && width > LOGICAL)                                    \
+            PREFIX##_scan_narrow_body_##NAME(in, rows, width, out, exclusive, out_size, offsets, totals, non_finite, \
+                                             op, skip_nan, 2, 2 * LOGICAL);                        \
+        else if (width <= 2)                                                                       \
+            PREFIX##_scan_narrow_body_##NAME(in, rows, width, out, exclusive, out_size, offsets, totals, non_finite, \
+                                             op, skip_nan, 1, 2);                                  \
+        else if (width <= 4)                                                                       \
+            PREFIX##_scan_narrow_body_##NAME(in, rows, width, out, exclusive, out_size, offsets, totals, non_finite, \
+                                             op, skip_nan, 1, 4);                                  \
+        else if (LOGICAL > 8 && width <= 8)                                                        \
+            PREFIX##_scan_narrow_body_##NAME(in, rows, width, out, exclusive, out_size, offsets, totals, non_finite, \
+                                             op, skip_nan, 1, 8);                                  \
+        else                                                                                       \
+            PREFIX##_scan_narrow_body_##NAME(in, rows, width, out, exclusive, out_size, offsets, totals, non_finite, \
+                                             op, skip_nan, 1, LOGICAL);                            \
     }
 
 /* Per dtype, the loops of the three kinds (each loads its lanes: word, double or float; lanes past
@@ -1506,6 +1610,13 @@ GP_DTYPES(GP_SCAN_KERNELS)
     {                                                                                              \
         PREFIX##_scan_columns_##NAME(in, rows, stride, out, width, acc, first, exclusive, out_size, non_finite, OP, \
                                      SKIP_NAN);                                                    \
+    }                                                                                              \
+    static void PREFIX##_scan_narrow_##OPNAME##_##NAME(const void *in, int64_t rows, int64_t width, void *out, \
+                                                       int exclusive, int out_size, const gp_partial *offsets, \
+                                                       gp_partial *totals, int *non_finite)        \
+    {                                                                                              \
+        PREFIX##_scan_narrow_##NAME(in, rows, width, out, exclusive, out_size, offsets, totals, non_finite, OP, \
+                                    SKIP_NAN);                                                     \
     }
 #define GP_SCAN_OPS(NAME, PREFIX)                                                                  \
     GP_SCAN_OP_LOOPS(NAME, PREFIX, sum, GP_SUM, 0)                                                 \
@@ -1790,7 +1901,8 @@ GP_TRANSPOSE_KERNEL(8)
 #define GP_SCAN_ENTRY(NAME, OP, SKIP_NAN, ACC, PREFIX, OPNAME)                                     \
     t.scan_total[OP][SKIP_NAN][ACC][GP_##NAME] = PREFIX##_scan_total_##OPNAME##_##NAME;            \
     t.scan_run[OP][SKIP_NAN][ACC][GP_##NAME] = PREFIX##_scan_run_##OPNAME##_##NAME;                \
-    t.scan_columns[OP][SKIP_NAN][ACC][GP_##NAME] = PREFIX##_scan_columns_##OPNAME##_##NAME;
+    t.scan_columns[OP][SKIP_NAN][ACC][GP_##NAME] = PREFIX##_scan_columns_##OPNAME##_##NAME;       \
+    t.scan_narrow[OP][SKIP_NAN][ACC][GP_##NAME] = PREFIX##_scan_narrow_##OPNAME##_##NAME;
 /* Sums and products: in words (integers), double (any), float lanes (float16 and float32); with
  * NaN read as the identity for floats.  Min and max: the dtype's own kind. */
 #define GP_SCAN_ACCUMULATE_ENTRIES(NAME, kind, size, OP, SKIP_NAN, OPNAME)                         \
