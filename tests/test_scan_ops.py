@@ -138,6 +138,27 @@ def test_narrow_widths(rng, name, dtype, width):
                 np.testing.assert_allclose(got[:, 1:], inclusive[:, :-1], rtol=_eps(got.dtype), atol=bound)
 
 
+@pytest.mark.parametrize("threads", [1, 2, 7])
+@pytest.mark.parametrize("width", [2, 4])
+@pytest.mark.parametrize("dtype", ["int8", "uint16", "int32", "int64", "uint64"])
+@pytest.mark.parametrize("name", ["cumsum", "cumprod", "cummin", "cummax"])
+def test_narrow_integer_rows_a_vector(rng, name, dtype, width, threads):
+    """Integer columns 2 or 4 wide, which the CPU scans several rows a vector: enough rows for every
+    thread count to share the 512-row blocks, a tail of rows that fills no vector, inclusive and
+    exclusive, against NumPy."""
+    before = gpuprims.get_num_threads()
+    gpuprims.set_num_threads(threads)
+    try:
+        for rows in (5, 40003):
+            a = data(rng, name, dtype, (rows, width))
+            check(name, a, call("cpu", name, a, 0), 0)
+            if name == "cumsum":
+                got = gpuprims.prefix_sum(a, axis=0, exclusive=True, device="cpu")
+                assert_exact(got, np.concatenate([np.zeros_like(got[:1]), np.cumsum(a, 0)[:-1]]), name)
+    finally:
+        gpuprims.set_num_threads(before)
+
+
 def with_nans(rng, dtype, n, where):
     a = make_data(rng, dtype, n, "prod")
     positions = {"first": [0], "last": [n - 1], "every": np.arange(n), "some": rng.integers(0, n, max(1, n // 50)),
@@ -400,7 +421,7 @@ def views_of(path, base):
 
 OVERLAPS = [(0, 1, (19999,), None), (1, 0, (19999,), None), (0, 5000, (10000,), 0), (0, 30, (40, 30), 0),
             (30, 0, (40, 30), 0), (0, 7, (40, 30), 1), (0, 0, (40, 30), None), (0, 0, (1100, 3), 0),
-            (0, 0, (700, 9), 0), (0, 3, (1100, 3), 0)]
+            (0, 0, (700, 9), 0), (0, 3, (1100, 3), 0), (0, 0, (1101, 4), 0), (0, 0, (1103, 2), 0)]
 
 
 @pytest.mark.parametrize("source,target,shape,axis", OVERLAPS)

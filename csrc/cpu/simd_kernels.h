@@ -1149,8 +1149,10 @@ GP_INLINE gp_f32v nan_as_f32(const gp_op op, const int is_signed)
 
 /* Logical vectors (GP_PARTS natives of LANES lanes) shifted up by `by` lanes (a constant: 1, 2, 4
  * or 8), z in the first `by` lanes; the in-register inclusive scans built from them (Hillis-Steele:
- * log2(lanes) shifted combinations, z being the operator's identity); and the last lane in every
- * lane. */
+ * log2(lanes) shifted combinations, z being the operator's identity); the last lane in every
+ * lane; rotated up by `by` lanes (the last `by` in the first); and spread: each lane combined with
+ * the lanes width, 2 width ... before it, cyclically (width a constant power of two), so that the
+ * lanes of a column (width apart) all hold the column's combination. */
 #define GP_LOGICAL_SCAN(TYPE, SUFFIX, LANES, WINDOW_TYPE, WINDOW, LOGICAL_LANES)                   \
     GP_INLINE void lshift_##SUFFIX(TYPE *out, const TYPE *in, TYPE z, int by)                      \
     {                                                                                              \
@@ -1177,6 +1179,23 @@ GP_INLINE gp_f32v nan_as_f32(const gp_op op, const int is_signed)
     GP_INLINE TYPE llast_##SUFFIX(const TYPE *v)                                                   \
     {                                                                                              \
         return GP_SPLAT(TYPE, v[GP_PARTS - 1][LANES - 1]);                                         \
+    }                                                                                              \
+    GP_INLINE void lrotate_##SUFFIX(TYPE *out, const TYPE *in, int by)                             \
+    {                                                                                              \
+        GP_UNROLL(16)                                                                              \
+        for (int p = 0; p < GP_PARTS; ++p) {                                                       \
+            if (by >= LANES) out[p] = in[(p + GP_PARTS - by / LANES) % GP_PARTS];                  \
+            else out[p] = (TYPE)WINDOW((WINDOW_TYPE)in[(p + GP_PARTS - 1) % GP_PARTS], (WINDOW_TYPE)in[p], by); \
+        }                                                                                          \
+    }                                                                                              \
+    GP_INLINE void lspread_##SUFFIX(TYPE *v, int width, const gp_op op, const int is_signed)       \
+    {                                                                                              \
+        for (int by = width; by < LOGICAL_LANES; by *= 2) {                                        \
+            TYPE rotated[GP_PARTS];                                                                \
+            lrotate_##SUFFIX(rotated, v, by);                                                      \
+            GP_UNROLL(16)                                                                          \
+            for (int p = 0; p < GP_PARTS; ++p) v[p] = combine_##SUFFIX(v[p], rotated[p], op, is_signed); \
+        }                                                                                          \
     }
 GP_LOGICAL_SCAN(gp_f32v, f32, GP_NL32, gp_f32v, gp_window_f32, 16)
 GP_LOGICAL_SCAN(gp_f64v, f64, GP_NL64, gp_u64v, gp_window_u64, 8)
@@ -1264,6 +1283,8 @@ GP_INLINE void f64_scan_total_end(const gp_f64v *t, gp_partial *total, const gp_
  * rounding to even picks), which f32_to_half does not flag.  (Before, every output was probed: a
  * fused multiply-add a vector, which left float64 scans 4-14 % slower; perf-notes.)  Words have
  * no such values. */
+/* Whether any order of combination gives the same values (words), which the narrow columns use. */
+enum { word_scan_exact = 1, f64_scan_exact = 0, f32_scan_exact = 0 };
 typedef gp_i64v word_scan_mask; /* the lanes of a float16 output that rounded to inf */
 typedef gp_i64v f64_scan_mask;
 typedef gp_i32v f32_scan_mask;
@@ -1513,10 +1534,61 @@ GP_SCAN_WATCH_END(f32, gp_f32v)
         memcpy(run, running, sizeof running);                                                      \
         if (total != NULL) memcpy(total, sums, sizeof sums);                                       \
     }                                                                                              \
+    /* Narrow columns of the exact kind (words: any order of combination gives the same values) \
+     * whose width W (2 or 4, a constant) divides the logical vector: it holds LOGICAL / W whole   \
+     * rows, scanned in the register (combinations W, 2 W ... lanes apart) and combined with the   \
+     * running values (each column's in each of its lanes).  Those then grow by the vector's column \
+     * totals, spread apart from them, so that one combination a vector waits on the one before.   \
+     * Rows first .. last, a multiple of LOGICAL / W of them; run and total as in the row loop. */ \
+    GP_INLINE void PREFIX##_scan_narrow_packed_##NAME(const gp_lane_##NAME *x, int64_t first, int64_t last, \
+                                                      char *out, const int exclusive, int out_size, VEC *run, \
+                                                      VEC *total, const PREFIX##_scan_mask *inside, \
+                                                      const gp_op op, const int skip_nan, const int W) \
+    {                                                                                              \
+        const VEC identity = identity_##SUFFIX(op, IS_SIGNED), nan_as = nan_as_##SUFFIX(op, IS_SIGNED); \
+        VEC carry[GP_PARTS], sums[GP_PARTS];                                                       \
+        GP_UNROLL(16)                                                                              \
+        for (int p = 0; p < GP_PARTS; ++p) {                                                       \
+            carry[p] = GP_SELECT(PREFIX##_scan_mask, inside[p], run[p], identity);                 \
+            sums[p] = identity;                                                                    \
+        }                                                                                          \
+        lspread_##SUFFIX(carry, W, op, IS_SIGNED);                                                 \
+        for (int64_t r = first; r < last; r += LOGICAL / W) {                                      \
+            VEC v[GP_PARTS], scanned[GP_PARTS], outputs[GP_PARTS], totals[GP_PARTS];               \
+            GP_UNROLL(16)                                                                          \
+            for (int p = 0; p < GP_PARTS; ++p) {                                                   \
+                v[p] = LANES(x + r * W + p * NL, NL);                                              \
+                if (skip_nan) v[p] = GP_SELECT(__typeof__(v[p] != v[p]), v[p] != v[p], nan_as, v[p]); \
+                if (total != NULL) sums[p] = combine_##SUFFIX(sums[p], v[p], op, IS_SIGNED);       \
+            }                                                                                      \
+            if (out == NULL) continue;                                                             \
+            memcpy(scanned, v, sizeof scanned);                                                    \
+            for (int by = W; by < LOGICAL; by *= 2) lscan_step_##SUFFIX(scanned, identity, by, op, IS_SIGNED); \
+            if (exclusive) lshift_##SUFFIX(outputs, scanned, identity, W);                         \
+            else memcpy(outputs, scanned, sizeof outputs);                                         \
+            memcpy(totals, v, sizeof totals);                                                      \
+            lspread_##SUFFIX(totals, W, op, IS_SIGNED);                                            \
+            GP_UNROLL(16)                                                                          \
+            for (int p = 0; p < GP_PARTS; ++p) {                                                   \
+                const VEC result = combine_##SUFFIX(carry[p], outputs[p], op, IS_SIGNED);          \
+                PREFIX##_scan_store(out + r * W * out_size, p, result, NL, out_size);              \
+                carry[p] = combine_##SUFFIX(carry[p], totals[p], op, IS_SIGNED);                   \
+            }                                                                                      \
+        }                                                                                          \
+        if (total != NULL) lspread_##SUFFIX(sums, W, op, IS_SIGNED);                               \
+        GP_UNROLL(16)                                                                              \
+        for (int p = 0; p < GP_PARTS; ++p) {                                                       \
+            run[p] = GP_SELECT(PREFIX##_scan_mask, inside[p], carry[p], identity);                 \
+            if (total != NULL)                                                                     \
+                total[p] = combine_##SUFFIX(total[p], GP_SELECT(PREFIX##_scan_mask, inside[p], sums[p], identity), \
+                                            op, IS_SIGNED);                                        \
+        }                                                                                          \
+    }                                                                                              \
     GP_INLINE void PREFIX##_scan_narrow_body_##NAME(const gp_lane_##NAME *x, int64_t rows, int64_t width, char *out, \
                                                     const int exclusive, int out_size, const gp_partial *offsets, \
                                                     gp_partial *totals, int *non_finite, const gp_op op, \
-                                                    const int skip_nan, const int V, const int STORE) \
+                                                    const int skip_nan, const int V, const int STORE, \
+                                                    const int PACKED)                              \
     {                                                                                              \
         typedef __typeof__(((VEC){0})[0]) lane_type;                                               \
         const VEC identity = identity_##SUFFIX(op, IS_SIGNED);                                     \
@@ -1533,9 +1605,13 @@ GP_SCAN_WATCH_END(f32, gp_f32v)
         const unsigned watch = PREFIX##_scan_watch_begin(op);                                      \
         PREFIX##_scan_mask rounded_inf = {0};                                                      \
         const int64_t span = V * LOGICAL;                                                          \
-        const int64_t whole = rows * width < span ? 0 : (rows * width - span) / width + 1;         \
+        const int64_t whole = PACKED ? rows - rows % (LOGICAL / PACKED)                            \
+                              : rows * width < span ? 0 : (rows * width - span) / width + 1;       \
         VEC *const kept = totals != NULL ? total : NULL;                                           \
-        if ((const void *)out == (const void *)x) /* in place: the next rows' elements not stored over */ \
+        if (PACKED)                                                                                \
+            PREFIX##_scan_narrow_packed_##NAME(x, 0, whole, out, exclusive, out_size, run, kept, inside, op, \
+                                               skip_nan, PACKED);                                  \
+        else if ((const void *)out == (const void *)x) /* in place: the next rows' elements not stored over */ \
             PREFIX##_scan_narrow_rows_##NAME(x, 0, whole, width, out, exclusive, out_size, run, kept, inside, \
                                              &rounded_inf, op, skip_nan, V, 1, 0);                 \
         else                                                                                       \
@@ -1556,21 +1632,27 @@ GP_SCAN_WATCH_END(f32, gp_f32v)
                                                int out_size, const gp_partial *offsets, gp_partial *totals, \
                                                int *non_finite, const gp_op op, const int skip_nan) \
     {                                                                                              \
-        if (LOGICAL < GP_CPU_NARROW_COLUMNS && width > LOGICAL)                                    \
+        if (PREFIX##_scan_exact && width == 2)                                                     \
             PREFIX##_scan_narrow_body_##NAME(in, rows, width, out, exclusive, out_size, offsets, totals, non_finite, \
-                                             op, skip_nan, 2, 2 * LOGICAL);                        \
+                                             op, skip_nan, 1, 2, 2);                               \
+        else if (PREFIX##_scan_exact && width == 4)                                                \
+            PREFIX##_scan_narrow_body_##NAME(in, rows, width, out, exclusive, out_size, offsets, totals, non_finite, \
+                                             op, skip_nan, 1, 4, 4);                               \
+        else if (LOGICAL < GP_CPU_NARROW_COLUMNS && width > LOGICAL)                               \
+            PREFIX##_scan_narrow_body_##NAME(in, rows, width, out, exclusive, out_size, offsets, totals, non_finite, \
+                                             op, skip_nan, 2, 2 * LOGICAL, 0);                     \
         else if (width <= 2)                                                                       \
             PREFIX##_scan_narrow_body_##NAME(in, rows, width, out, exclusive, out_size, offsets, totals, non_finite, \
-                                             op, skip_nan, 1, 2);                                  \
+                                             op, skip_nan, 1, 2, 0);                               \
         else if (width <= 4)                                                                       \
             PREFIX##_scan_narrow_body_##NAME(in, rows, width, out, exclusive, out_size, offsets, totals, non_finite, \
-                                             op, skip_nan, 1, 4);                                  \
+                                             op, skip_nan, 1, 4, 0);                               \
         else if (LOGICAL > 8 && width <= 8)                                                        \
             PREFIX##_scan_narrow_body_##NAME(in, rows, width, out, exclusive, out_size, offsets, totals, non_finite, \
-                                             op, skip_nan, 1, 8);                                  \
+                                             op, skip_nan, 1, 8, 0);                               \
         else                                                                                       \
             PREFIX##_scan_narrow_body_##NAME(in, rows, width, out, exclusive, out_size, offsets, totals, non_finite, \
-                                             op, skip_nan, 1, LOGICAL);                            \
+                                             op, skip_nan, 1, LOGICAL, 0);                         \
     }
 
 /* Per dtype, the loops of the three kinds (each loads its lanes: word, double or float; lanes past
