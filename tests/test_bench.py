@@ -88,6 +88,10 @@ def test_benchmark_prints_rows_with_the_auto_route(capsys, tmp_path, small_trans
     assert {row.library for row in rows} >= {"gpuprims", "gpuprims-auto", "numpy", "scipy"}
     assert all(row.route == "cpu" for row in rows if row.library == "gpuprims")
     assert len([row for row in rows if row.op == "transpose" and row.library == "gpuprims"]) == 3
+    for row in rows:  # the host memcpy of the same input rates every row
+        memcpy = [other for other in rows if other.library == "memcpy" and (other.op, other.n, other.case) ==
+                  (row.op, row.n, row.case)]
+        assert len(memcpy) == 1 and row.x_memcpy == pytest.approx(row.gbps / memcpy[0].gbps), row
     assert "route" in (tmp_path / "bench.md").read_text()
     assert (tmp_path / "bench.csv").read_text().splitlines()[0].endswith(",route")
 

@@ -40,7 +40,9 @@ Four modes are measured for every operation and size:
     the input and :func:`gpuprims.synchronize`, wall clock) and ``gpuprims-pinned`` (the input in
     :func:`gpuprims.empty_pinned` memory); the gpuprims rows' ``x_memcpy`` is the pinned bound
     (the larger of the input and the result bytes over the ``h2d-pinned`` rate: copies in and out
-    overlap) over the row's time.
+    overlap) over the row's time.  With ``--device cpu`` the roofline is a host ``memcpy`` row
+    (:func:`numpy.copyto` of the input's bytes, one core), and every row's ``x_memcpy`` is its
+    bandwidth over that row's.
 
 Each reported time is the median of ``--repeats`` runs after one untimed warm-up run (end-to-end
 runs use fewer repeats for large inputs).  Bandwidth (GB/s, 1e9 bytes per second) counts the bytes

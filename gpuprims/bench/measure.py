@@ -47,7 +47,8 @@ class Row:
         Effective bandwidth in GB/s (see the package docstring for the byte counts).
     x_memcpy : float or None
         Kernel and device rows: ``gbps`` over the device memcpy's at this size; end-to-end
-        gpuprims rows: the pinned host-to-device bound's time over ``time_ms``; else None.
+        gpuprims rows: the pinned host-to-device bound's time over ``time_ms``; every
+        end-to-end row with ``--device cpu``: ``gbps`` over the host memcpy's; else None.
     case : str
         For inputs that are not a size series (transpose), what the size column shows instead.
     dtype : str
@@ -169,7 +170,9 @@ class Benchmark:
             rows += self._device_rows(op, n, problem, memcpy[0] if memcpy else None, DEVICE)
         if self.e2e:
             rows += self._e2e_rows(op, n, problem)
-            if op.pinned_rows and self.device != "cpu":
+            if self.device == "cpu":
+                rows = self._with_host_memcpy(op, n, problem, rows)
+            elif op.pinned_rows:
                 rows = self._with_pinned_rows(op, n, problem, rows)
         return rows
 
@@ -226,6 +229,18 @@ class Benchmark:
                 route = peer.route(op, problem) if mode == E2E else ""
                 rows.append(self._row(op, n, problem, peer.name, mode, ms, nbytes, ratio, route))
         return rows
+
+    def _with_host_memcpy(self, op: Op, n: int, problem: Problem, rows: list[Row]) -> list[Row]:
+        """Put the host memcpy roofline first (:func:`numpy.copyto` of the input's bytes into a
+        buffer: libc's memcpy on one core) and rate the end-to-end rows against it."""
+        source = problem.data.reshape(-1)
+        target = np.empty_like(source)
+        ms = self._timed(MEMCPY, op, n, (MemoryError,),
+                         lambda: time_wall(lambda: np.copyto(target, source), e2e_repeats(self.repeats, source.nbytes)))
+        if ms is None:
+            return rows
+        memcpy = self._row(op, n, problem, MEMCPY, E2E, ms, 2 * source.nbytes, 1.0)
+        return [memcpy] + [replace(row, x_memcpy=row.gbps / memcpy.gbps) for row in rows]
 
     def _with_pinned_rows(self, op: Op, n: int, problem: Problem, rows: list[Row]) -> list[Row]:
         """Add the host-to-device rooflines and the pinned-input row of ``op``, and rate the
