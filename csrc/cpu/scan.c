@@ -40,7 +40,7 @@ typedef struct {
     int64_t in_size, out_size;
     int64_t pieces;       /* per row (inner == 1), or per column (narrow columns: blocks) */
     gp_partial *offsets;  /* per piece, when threads share a row's pieces: totals, then offsets */
-    int64_t lines;        /* the lines whose pieces offsets[] holds (rows, or narrow columns) */
+    int totals_pass;      /* pieces_range computes the totals (1) or scans the pieces (0) */
     int64_t tile, tiles;  /* column tiles (inner > 1) */
     int64_t tasks;
     int parts;
@@ -68,14 +68,11 @@ static void add_total(const scan_job *job, gp_partial *offset, const gp_partial 
     gp_scan_combine(job->acc, job->desc->op, job->is_signed, offset, total);
 }
 
-/* Between the threads' two passes: the pieces' totals of the job's lines (offsets[line * pieces +
- * piece]) replaced by their offsets, each line's first offset combined with the totals before the
- * piece, in piece order. */
-static void offsets_from_totals(void *ctx)
+/* The pieces' totals of `rows` rows (offsets[row * pieces + piece]) replaced by their offsets: each
+ * row's first offset combined with the totals before the piece, in piece order. */
+static void offsets_from_totals(scan_job *job, int64_t rows)
 {
-    scan_job *job = ctx;
-    if (atomic_load(&job->out_of_memory)) return; /* some totals are missing; the second pass does nothing */
-    for (int64_t row = 0; row < job->lines; ++row) {
+    for (int64_t row = 0; row < rows; ++row) {
         gp_partial offset = first_offset(job, row);
         for (int64_t piece = 0; piece < job->pieces; ++piece) {
             gp_partial *slot = &job->offsets[row * job->pieces + piece];
@@ -139,18 +136,17 @@ static void rows_range(void *ctx, int64_t first, int64_t last)
 }
 
 /* The two passes over a shared row's pieces: each piece's total into offsets[], then (the totals
- * combined into offsets) each piece scanned from its offset, unless a thread of the first pass
- * found no memory. */
-static void pieces_range(scan_job *job, int64_t first, int64_t last, int totals_pass)
+ * combined into offsets) each piece scanned from its offset. */
+static void pieces_range(void *ctx, int64_t first, int64_t last)
 {
-    if (!totals_pass && atomic_load(&job->out_of_memory)) return;
+    scan_job *job = ctx;
     char *buffer = gp_cpu_piece_buffer(job->view, &job->out_of_memory);
     if (job->view != NULL && buffer == NULL) return;
     int non_finite = 0;
     for (int64_t task = first; task < last; ++task) {
         const int64_t row = task / job->pieces, piece = task % job->pieces;
         const char *in = piece_in(job, row, piece, buffer);
-        if (totals_pass) {
+        if (job->totals_pass) {
             job->total(in, piece_count(job, piece), &job->offsets[task]);
         } else {
             job->run(in, piece_count(job, piece), piece_out(job, row, piece), job->desc->exclusive,
@@ -160,9 +156,6 @@ static void pieces_range(scan_job *job, int64_t first, int64_t last, int totals_
     note_non_finite(job, non_finite);
     free(buffer);
 }
-
-static void pieces_totals_range(void *ctx, int64_t first, int64_t last) { pieces_range(ctx, first, last, 1); }
-static void pieces_scan_range(void *ctx, int64_t first, int64_t last) { pieces_range(ctx, first, last, 0); }
 
 /* 0, or -1 when there was no memory to gather a strided view's pieces into. */
 static int scan_rows(scan_job *job)
@@ -185,9 +178,11 @@ static int scan_rows(scan_job *job)
     }
     job->tasks = d->outer * job->pieces;
     const int64_t grain = gp_cpu_grain((double)GP_CPU_PIECE * (double)(job->in_size + job->out_size), job->tasks, job->parts);
-    job->lines = d->outer;
-    gp_pool_for_passes(job->parts, job->tasks, grain, pieces_totals_range, offsets_from_totals, pieces_scan_range,
-                       job);
+    job->totals_pass = 1;
+    gp_pool_for(job->parts, job->tasks, grain, pieces_range, job);
+    offsets_from_totals(job, d->outer);
+    job->totals_pass = 0;
+    if (!atomic_load(&job->out_of_memory)) gp_pool_for(job->parts, job->tasks, grain, pieces_range, job);
     free(job->offsets);
     return atomic_load(&job->out_of_memory) ? -1 : 0;
 }
@@ -292,15 +287,16 @@ static void narrow_outer_range(void *ctx, int64_t first, int64_t last)
  * totals into offsets[], then (the totals combined into offsets) the columns scanned from them.  The
  * totals pass writes nothing, so its flags are not looked at: a total that overflows makes the next
  * block's outputs inf, which its pass finds. */
-static void narrow_blocks_range(scan_job *job, int64_t first, int64_t last, int totals_pass)
+static void narrow_blocks_range(void *ctx, int64_t first, int64_t last)
 {
+    scan_job *job = ctx;
     const int64_t inner = job->desc->inner;
     gp_partial columns[GP_CPU_NARROW_COLUMNS];
     int non_finite = 0, totals_flagged = 0;
     for (int64_t task = first; task < last; ++task) {
         const int64_t outer = task / job->pieces, block = task % job->pieces;
         gp_partial *slots = &job->offsets[outer * inner * job->pieces + block]; /* column c's at c * pieces */
-        if (totals_pass) {
+        if (job->totals_pass) {
             narrow_block(job, outer, block, 0, NULL, columns, &totals_flagged);
             for (int64_t column = 0; column < inner; ++column) slots[column * job->pieces] = columns[column];
         } else {
@@ -310,9 +306,6 @@ static void narrow_blocks_range(scan_job *job, int64_t first, int64_t last, int 
     }
     note_non_finite(job, non_finite);
 }
-
-static void narrow_totals_range(void *ctx, int64_t first, int64_t last) { narrow_blocks_range(ctx, first, last, 1); }
-static void narrow_scan_range(void *ctx, int64_t first, int64_t last) { narrow_blocks_range(ctx, first, last, 0); }
 
 static void scan_narrow_columns(scan_job *job)
 {
@@ -336,9 +329,11 @@ static void scan_narrow_columns(scan_job *job)
     }
     job->tasks = d->outer * job->pieces;
     const int64_t grain = gp_cpu_grain(block_bytes, job->tasks, job->parts);
-    job->lines = d->outer * d->inner;
-    gp_pool_for_passes(job->parts, job->tasks, grain, narrow_totals_range, offsets_from_totals, narrow_scan_range,
-                       job);
+    job->totals_pass = 1;
+    gp_pool_for(job->parts, job->tasks, grain, narrow_blocks_range, job);
+    offsets_from_totals(job, d->outer * d->inner);
+    job->totals_pass = 0;
+    gp_pool_for(job->parts, job->tasks, grain, narrow_blocks_range, job);
     free(job->offsets);
 }
 

@@ -287,51 +287,22 @@ void gp_pool_run(int parts, gp_pool_job run, void *ctx)
     pthread_mutex_unlock(&pool.busy);
 }
 
-/* ---- gp_pool_for and gp_pool_for_passes ------------------------------------------------------------ */
+/* ---- gp_pool_for ---------------------------------------------------------------------------------- */
 
-/* The tasks' grains are claimed from one counter: the first pass's in [0, span), span being its
- * tasks rounded up to whole grains, the second's (if any) in [span, span + tasks). */
 typedef struct {
-    atomic_llong next;     /* the first index not claimed yet */
-    atomic_llong finished; /* first-pass tasks finished */
-    atomic_int opened;     /* `between` has run: the second pass may start */
-    int64_t tasks, grain, span;
-    gp_pool_range first, second;
-    gp_pool_step between;
+    atomic_llong next; /* the first task not claimed yet */
+    int64_t tasks, grain;
+    gp_pool_range run;
     void *ctx;
 } for_job;
 
-/* Waits (spinning, then yielding the core) until the second pass is open. */
-static void wait_until_open(for_job *job)
-{
-    int64_t deadline = 0;
-    for (unsigned spins = 1; !atomic_load_explicit(&job->opened, memory_order_acquire); ++spins) {
-        cpu_relax();
-        if (spins % 256 != 0) continue;
-        const int64_t t = now_ns();
-        if (deadline == 0) deadline = t + SPIN_NS;
-        else if (t > deadline) sched_yield();
-    }
-}
-
-/* Claims and runs grains until none is left; whoever finishes the first pass's last task runs
- * `between` and opens the second pass. */
+/* Claims and runs grains of tasks until none is left. */
 static void run_grains(for_job *job)
 {
     for (;;) {
-        const int64_t at = atomic_fetch_add(&job->next, job->grain);
-        if (at < job->span) {
-            const int64_t last = job->tasks - at < job->grain ? job->tasks : at + job->grain;
-            job->first(job->ctx, at, last);
-            if (job->second == NULL || atomic_fetch_add(&job->finished, last - at) + (last - at) < job->tasks) continue;
-            if (job->between != NULL) job->between(job->ctx);
-            atomic_store_explicit(&job->opened, 1, memory_order_release);
-            continue;
-        }
-        const int64_t first = at - job->span;
-        if (job->second == NULL || first >= job->tasks) return;
-        wait_until_open(job);
-        job->second(job->ctx, first, job->tasks - first < job->grain ? job->tasks : first + job->grain);
+        const int64_t first = atomic_fetch_add(&job->next, job->grain);
+        if (first >= job->tasks) return;
+        job->run(job->ctx, first, job->tasks - first < job->grain ? job->tasks : first + job->grain);
     }
 }
 
@@ -341,25 +312,18 @@ static void for_part(void *ctx, int part)
     run_grains(ctx);
 }
 
-void gp_pool_for_passes(int parts, int64_t tasks, int64_t grain, gp_pool_range first, gp_pool_step between,
-                        gp_pool_range second, void *ctx)
+void gp_pool_for(int parts, int64_t tasks, int64_t grain, gp_pool_range run, void *ctx)
 {
     if (tasks <= 0) return;
     grain = grain < 1 ? 1 : grain;
     const int64_t grains = (tasks + grain - 1) / grain;
     parts = clamp_parts(parts < grains ? parts : (int)grains);
     if (parts == 1) {
-        first(ctx, 0, tasks);
-        if (second == NULL) return;
-        if (between != NULL) between(ctx);
-        second(ctx, 0, tasks);
+        run(ctx, 0, tasks);
         return;
     }
-    for_job job = {.tasks = tasks, .grain = grain, .span = grains * grain, .first = first, .second = second,
-                   .between = between, .ctx = ctx};
+    for_job job = {.tasks = tasks, .grain = grain, .run = run, .ctx = ctx};
     atomic_init(&job.next, 0);
-    atomic_init(&job.finished, 0);
-    atomic_init(&job.opened, 0);
     pthread_mutex_lock(&pool.busy);
     const int workers = ensure_workers(parts - 1);
     hand_out_job(for_part, &job, 1, workers);
@@ -370,9 +334,4 @@ void gp_pool_for_passes(int parts, int64_t tasks, int64_t grain, gp_pool_range f
     if (absent > 0) atomic_fetch_sub(&pool.remaining, absent);
     wait_for_workers();
     pthread_mutex_unlock(&pool.busy);
-}
-
-void gp_pool_for(int parts, int64_t tasks, int64_t grain, gp_pool_range run, void *ctx)
-{
-    gp_pool_for_passes(parts, tasks, grain, run, NULL, NULL, ctx);
 }

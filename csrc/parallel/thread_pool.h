@@ -32,7 +32,6 @@ enum { GP_POOL_MAX_THREADS = 256 };
 
 typedef void (*gp_pool_job)(void *ctx, int part);
 typedef void (*gp_pool_range)(void *ctx, int64_t first, int64_t last);
-typedef void (*gp_pool_step)(void *ctx);
 
 /* The pool's size (at least 1): the most parts of a job. */
 int gp_pool_threads(void);
@@ -53,14 +52,6 @@ void gp_pool_run(int parts, gp_pool_job run, void *ctx);
  * threads never hold the caller up.  Which thread runs a grain varies: results must not depend on
  * it. */
 void gp_pool_for(int parts, int64_t tasks, int64_t grain, gp_pool_range run, void *ctx);
-/* Two passes over the same tasks in one job, as gp_pool_for runs one: first(ctx, ...) over every
- * task, then between(ctx) once (where it is not NULL), then second(ctx, ...) over every task.
- * Grains of the second pass are claimed only after all of the first's, and a thread that claims
- * one before `between` has run waits for it.  (One hand-out and one wait instead of two: a scan's
- * totals and outputs over 32 blocks of 16384 x 4 int32 on the 16-core H200 host, two jobs 12.6 us
- * at best against 6.9 for one.) */
-void gp_pool_for_passes(int parts, int64_t tasks, int64_t grain, gp_pool_range first, gp_pool_step between,
-                        gp_pool_range second, void *ctx);
 
 #ifdef __cplusplus
 }
