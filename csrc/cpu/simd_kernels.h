@@ -1275,6 +1275,9 @@ GP_INLINE void f64_scan_total_end(const gp_f64v *t, gp_partial *total, const gp_
 }
 #define f32_scan_total_end f64_scan_total_end
 
+/* Whether any order of combination gives the same values (words), which the narrow columns use. */
+enum { word_scan_exact = 1, f64_scan_exact = 0, f32_scan_exact = 0 };
+
 /* Whether a float sum's or product's outputs may hold an inf or NaN (fp_errors.c then looks, and
  * settles them), found at no cost a vector: an inf or NaN in the input or the offset leaves the
  * carried running value so for good, which is looked at once, after the loop; one the loop makes
@@ -1283,8 +1286,6 @@ GP_INLINE void f64_scan_total_end(const gp_f64v *t, gp_partial *total, const gp_
  * rounding to even picks), which f32_to_half does not flag.  (Before, every output was probed: a
  * fused multiply-add a vector, which left float64 scans 4-14 % slower; perf-notes.)  Words have
  * no such values. */
-/* Whether any order of combination gives the same values (words), which the narrow columns use. */
-enum { word_scan_exact = 1, f64_scan_exact = 0, f32_scan_exact = 0 };
 typedef gp_i64v word_scan_mask; /* the lanes of a float16 output that rounded to inf */
 typedef gp_i64v f64_scan_mask;
 typedef gp_i32v f32_scan_mask;
