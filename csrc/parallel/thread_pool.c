@@ -289,28 +289,44 @@ void gp_pool_run(int parts, gp_pool_job run, void *ctx)
 
 /* ---- gp_pool_for ---------------------------------------------------------------------------------- */
 
+/* Each part owns a contiguous run of the grains, the same run for every job of the same size, so
+ * that the passes of a two-pass scan, and calls in a loop, find their data in the core that last
+ * touched it; a part whose thread is late or slow is taken over, grain by grain, by those done
+ * with their own.  A run's counter has a cache line of its own: its owner claims without
+ * contention. */
 typedef struct {
-    atomic_llong next; /* the first task not claimed yet */
+    _Alignas(64) atomic_llong next; /* the run's first grain not claimed yet */
+    int64_t end;                    /* the grain after the run's last */
+} grain_run;
+
+typedef struct {
     int64_t tasks, grain;
+    int parts;
     gp_pool_range run;
     void *ctx;
+    grain_run *runs; /* one per part */
 } for_job;
 
-/* Claims and runs grains of tasks until none is left. */
-static void run_grains(for_job *job)
+/* Claims and runs grains of run `owner` until none is left. */
+static void run_grains_of(for_job *job, int owner)
 {
+    grain_run *own = &job->runs[owner];
     for (;;) {
-        const int64_t first = atomic_fetch_add(&job->next, job->grain);
-        if (first >= job->tasks) return;
+        const int64_t grain = atomic_fetch_add(&own->next, 1);
+        if (grain >= own->end) return;
+        const int64_t first = grain * job->grain;
         job->run(job->ctx, first, job->tasks - first < job->grain ? job->tasks : first + job->grain);
     }
 }
 
-static void for_part(void *ctx, int part)
+/* Part `part`'s own run, then what is left of the others', the last handed out first (the caller's
+ * part 0, which starts first, then takes over from the workers that start last). */
+static void run_grains(for_job *job, int part)
 {
-    (void)part;
-    run_grains(ctx);
+    for (int k = 0; k < job->parts; ++k) run_grains_of(job, (part + job->parts - k) % job->parts);
 }
+
+static void for_part(void *ctx, int part) { run_grains(ctx, part); }
 
 void gp_pool_for(int parts, int64_t tasks, int64_t grain, gp_pool_range run, void *ctx)
 {
@@ -322,12 +338,16 @@ void gp_pool_for(int parts, int64_t tasks, int64_t grain, gp_pool_range run, voi
         run(ctx, 0, tasks);
         return;
     }
-    for_job job = {.tasks = tasks, .grain = grain, .run = run, .ctx = ctx};
-    atomic_init(&job.next, 0);
+    grain_run runs[GP_POOL_MAX_THREADS];
+    for (int part = 0; part < parts; ++part) {
+        atomic_init(&runs[part].next, grains * part / parts);
+        runs[part].end = grains * (part + 1) / parts;
+    }
+    for_job job = {.tasks = tasks, .grain = grain, .parts = parts, .run = run, .ctx = ctx, .runs = runs};
     pthread_mutex_lock(&pool.busy);
     const int workers = ensure_workers(parts - 1);
     hand_out_job(for_part, &job, 1, workers);
-    run_grains(&job);
+    run_grains(&job, 0);
     /* Every task is claimed: close the gate, and count out the workers that did not join. */
     const unsigned long long gate = atomic_fetch_or(&pool.gate, CLOSED);
     const int absent = workers - (int)(gate & (CLOSED - 1));

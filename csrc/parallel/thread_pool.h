@@ -46,11 +46,12 @@ void gp_pool_finish(void);
 /* Runs run(ctx, part) for part < parts, part 0 on the calling thread; parts is clamped to
  * [1, gp_pool_threads()]. */
 void gp_pool_run(int parts, gp_pool_job run, void *ctx);
-/* Runs run(ctx, first, last) over tasks [0, tasks) in grains of `grain` tasks, which the calling
- * thread and up to parts - 1 workers claim in turn; returns when all are done.  A worker that has
- * not started by the time every grain is claimed skips the job, so that a busy machine's late
- * threads never hold the caller up.  Which thread runs a grain varies: results must not depend on
- * it. */
+/* Runs run(ctx, first, last) over tasks [0, tasks) in grains of `grain` tasks; returns when all are
+ * done.  The calling thread and up to parts - 1 workers each own a contiguous run of the grains
+ * (the same for the same sizes: a second pass over the same tasks finds them where the first left
+ * them) and claim the others' grains once theirs are done.  A worker that has not started by the
+ * time every grain is claimed skips the job, so that a busy machine's late threads never hold the
+ * caller up.  Which thread runs a grain varies: results must not depend on it. */
 void gp_pool_for(int parts, int64_t tasks, int64_t grain, gp_pool_range run, void *ctx);
 
 #ifdef __cplusplus
