@@ -1,17 +1,22 @@
 /* The host thread pool (see thread_pool.h).
  *
- * Each worker has a slot: the number of the job it is to run a part of (its ticket) and the part.
- * The caller hands out parts by writing tickets; a worker spins on its ticket for SPIN_NS after its
- * last part, then sleeps on its slot's condition variable.  Sleeping is announced in an atomic flag
- * that the waker reads after writing the ticket (and the sleeper writes before reading the ticket):
- * with sequentially consistent atomics one of the two sees the other, so no wake-up is lost, and a
- * spinning worker is woken without a lock or a system call.  The caller waits for the job's
- * `remaining` count the same way.
+ * The caller hands a job out in one store: the call word (the job's number, its first part and the
+ * number of workers called) that every worker spins on, so that sixteen workers start as fast as
+ * two.  Worker w runs part first + w when w < count.  A worker spins on the call word for SPIN_NS
+ * after its last part, then sleeps on its slot's condition variable, counted in `sleepers`: the
+ * caller reads that count after its store (and the sleeper writes it before reading the call
+ * word), so that with sequentially consistent atomics one of the two sees the other, no wake-up is
+ * lost, and spinning workers are called without a lock or a system call.
  *
- * A worker joins its job through the gate (the job's number, a closed bit and the count of workers
- * that joined, in one atomic word) before it reads anything of it.  gp_pool_for closes the gate once
- * its tasks are all claimed: a worker that was not scheduled in time (a busy machine) then skips the
- * job instead of holding the caller up, and the caller waits only for those that joined. */
+ * Each worker reports on a cache line of its own, its slot's state: 2 * job when it takes up a job,
+ * 2 * job + 1 when done with it.  The caller waits for those lines, never for a shared counter
+ * that every worker would have to write in turn.
+ *
+ * gp_pool_for closes its job once its tasks are all claimed, by storing the job's number in
+ * `closed`; then it waits only for the workers whose state shows they took the job up.  A worker
+ * that takes a job up reads `closed` after writing its state (and the caller reads the states after
+ * closing), so either the caller waits for it or it sees the job closed and skips it: a worker that
+ * was not scheduled in time (a busy machine) never holds the caller up. */
 #define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
 #include <pthread.h>
 #include <sched.h>
@@ -26,27 +31,32 @@
 /* How long a worker (or a waiting caller) spins before it sleeps. */
 static const int64_t SPIN_NS = 100000;
 
+/* The call word: job << CALL_JOB_SHIFT | CALL_FIRST_IS_1 when part 0 is the caller's | count. */
+enum { CALL_COUNT_MASK = 0x1ff, CALL_FIRST_IS_1 = 0x200, CALL_JOB_SHIFT = 10 };
+_Static_assert((int)GP_POOL_MAX_THREADS <= (int)CALL_COUNT_MASK, "the call word counts every worker");
+
 typedef struct {
-    pthread_cond_t wake;
-    atomic_ulong ticket; /* the job this worker runs a part of next */
-    atomic_int sleeping;
-    int part;
+    _Alignas(64) atomic_ullong state; /* 2 * job when taken up, 2 * job + 1 when done */
+    pthread_cond_t wake;              /* signalled under pool.mutex */
+    int asleep;                       /* under pool.mutex */
 } worker_slot;
 
 static pthread_once_t pool_once = PTHREAD_ONCE_INIT;
 
 static struct {
-    pthread_mutex_t busy;  /* held from start to finish: one job at a time */
+    _Alignas(64) atomic_ullong call; /* what every worker spins on */
+    _Alignas(64) atomic_ullong closed; /* the last job gp_pool_for closed: jobs up to it are over */
+    _Alignas(64) pthread_mutex_t busy; /* held from start to finish: one job at a time */
     pthread_mutex_t mutex; /* guards sleeping and waking */
     pthread_cond_t done;
-    int threads;           /* the pool's size: the most parts of a job */
-    int workers;           /* workers created */
-    unsigned long job;     /* the current job's number (under busy) */
+    atomic_int sleepers;
+    atomic_int caller_sleeping;
+    int threads;             /* the pool's size: the most parts of a job */
+    int workers;             /* workers created */
+    unsigned long long job;  /* the current job's number (under busy) */
+    int called;              /* the workers called for it, 0 .. called - 1 */
     gp_pool_job run;
     void *ctx;
-    atomic_ullong gate;   /* job << 16 | CLOSED | workers joined */
-    atomic_int remaining; /* workers handed the current job that have not finished (or skipped) it */
-    atomic_int caller_sleeping;
     worker_slot slot[GP_POOL_MAX_THREADS];
 } pool;
 
@@ -66,55 +76,58 @@ static void cpu_relax(void)
 #endif
 }
 
-/* Spins until *value != old (returning it) or SPIN_NS have passed (returning old). */
-static unsigned long spin_while_ulong(atomic_ulong *value, unsigned long old)
+/* Counts spins and tells, every 256 of them, whether SPIN_NS have passed since the first check. */
+typedef struct {
+    unsigned spins;
+    int64_t deadline;
+} spin_clock;
+
+static int spun_out(spin_clock *clock)
 {
-    int64_t deadline = 0;
-    for (unsigned spins = 1;; ++spins) {
-        const unsigned long now = atomic_load_explicit(value, memory_order_acquire);
-        if (now != old) return now;
-        cpu_relax();
-        if (spins % 256 == 0) {
-            const int64_t t = now_ns();
-            if (deadline == 0) deadline = t + SPIN_NS;
-            else if (t > deadline) return old;
+    cpu_relax();
+    if (++clock->spins % 256 != 0) return 0;
+    const int64_t t = now_ns();
+    if (clock->deadline == 0) clock->deadline = t + SPIN_NS;
+    return t > clock->deadline;
+}
+
+static int calls(unsigned long long call, int index) { return index < (int)(call & CALL_COUNT_MASK); }
+
+/* Waits for a call after `seen` that calls worker `index`, and returns it. */
+static unsigned long long wait_for_call(worker_slot *slot, int index, unsigned long long seen)
+{
+    spin_clock clock = {0, 0};
+    do {
+        const unsigned long long call = atomic_load_explicit(&pool.call, memory_order_acquire);
+        if (call != seen) {
+            if (calls(call, index)) return call;
+            seen = call; /* a job too small to call this worker: it goes on spinning until its time is up */
         }
-    }
-}
-
-static unsigned long wait_for_ticket(worker_slot *slot, unsigned long seen)
-{
-    unsigned long ticket = spin_while_ulong(&slot->ticket, seen);
-    if (ticket != seen) return ticket;
+    } while (!spun_out(&clock));
     pthread_mutex_lock(&pool.mutex);
-    atomic_store(&slot->sleeping, 1);
-    while ((ticket = atomic_load(&slot->ticket)) == seen) pthread_cond_wait(&slot->wake, &pool.mutex);
-    atomic_store(&slot->sleeping, 0);
+    slot->asleep = 1;
+    atomic_fetch_add(&pool.sleepers, 1);
+    unsigned long long call;
+    while ((call = atomic_load(&pool.call)) == seen || !calls(call, index)) pthread_cond_wait(&slot->wake, &pool.mutex);
+    atomic_fetch_sub(&pool.sleepers, 1);
+    slot->asleep = 0;
     pthread_mutex_unlock(&pool.mutex);
-    return ticket;
-}
-
-enum { CLOSED = 0x8000 };
-
-/* Joins job `ticket` unless its gate is closed (or it is over and another job began). */
-static int join(unsigned long ticket)
-{
-    unsigned long long gate = atomic_load(&pool.gate);
-    for (;;) {
-        if ((gate >> 16) != (unsigned long long)ticket || (gate & CLOSED)) return 0;
-        if (atomic_compare_exchange_weak(&pool.gate, &gate, gate + 1)) return 1;
-    }
+    return call;
 }
 
 static void *worker(void *arg)
 {
     worker_slot *slot = arg;
-    unsigned long seen = 0;
+    const int index = (int)(slot - pool.slot);
+    unsigned long long call = 0;
     for (;;) {
-        seen = wait_for_ticket(slot, seen);
-        if (!join(seen)) continue; /* the caller counted this worker out */
-        pool.run(pool.ctx, slot->part); /* the job's fields stay put until every part is done */
-        if (atomic_fetch_sub(&pool.remaining, 1) == 1 && atomic_load(&pool.caller_sleeping)) {
+        call = wait_for_call(slot, index, call);
+        const unsigned long long job = call >> CALL_JOB_SHIFT;
+        atomic_store(&slot->state, 2 * job);
+        /* Unless the job is over, the caller now waits for this worker, and the job's fields stay put. */
+        if (atomic_load(&pool.closed) < job) pool.run(pool.ctx, index + (call & CALL_FIRST_IS_1 ? 1 : 0));
+        atomic_store(&slot->state, 2 * job + 1);
+        if (atomic_load(&pool.caller_sleeping)) {
             pthread_mutex_lock(&pool.mutex);
             pthread_cond_signal(&pool.done);
             pthread_mutex_unlock(&pool.mutex);
@@ -169,14 +182,16 @@ static void create_pool(void)
     pthread_cond_init(&pool.done, NULL);
     for (int w = 0; w < GP_POOL_MAX_THREADS; ++w) {
         pthread_cond_init(&pool.slot[w].wake, NULL);
-        atomic_init(&pool.slot[w].ticket, 0);
-        atomic_init(&pool.slot[w].sleeping, 0);
+        atomic_init(&pool.slot[w].state, 0);
+        pool.slot[w].asleep = 0;
     }
-    atomic_init(&pool.remaining, 0);
-    atomic_init(&pool.gate, 0);
+    atomic_init(&pool.call, 0);
+    atomic_init(&pool.closed, 0);
+    atomic_init(&pool.sleepers, 0);
     atomic_init(&pool.caller_sleeping, 0);
     pool.workers = 0;
     pool.job = 0;
+    pool.called = 0;
     if (!size_set) pool.threads = default_threads();
 }
 
@@ -207,47 +222,54 @@ void gp_pool_set_threads(int threads)
     pthread_mutex_unlock(&pool.busy);
 }
 
-/* Hands part `part` of the current job to worker w. */
-static void hand_out(int w, int part)
+/* Calls workers 0 .. count-1 to run parts first .. first+count-1 (first is 0 or 1; under busy). */
+static void call_workers(gp_pool_job run, void *ctx, int first, int count)
 {
-    worker_slot *slot = &pool.slot[w];
-    slot->part = part;
-    atomic_store(&slot->ticket, pool.job);
-    if (atomic_load(&slot->sleeping)) {
-        pthread_mutex_lock(&pool.mutex);
-        pthread_cond_signal(&slot->wake);
-        pthread_mutex_unlock(&pool.mutex);
-    }
-}
-
-/* Starts the job on workers 0 .. count-1 running parts first .. first+count-1 (under busy). */
-static void hand_out_job(gp_pool_job run, void *ctx, int first, int count)
-{
+    pool.called = count;
+    if (count == 0) return;
     pool.run = run;
     pool.ctx = ctx;
     ++pool.job;
-    atomic_store(&pool.gate, (unsigned long long)pool.job << 16);
-    atomic_store(&pool.remaining, count);
-    for (int w = 0; w < count; ++w) hand_out(w, first + w);
+    atomic_store(&pool.call, pool.job << CALL_JOB_SHIFT | (first ? CALL_FIRST_IS_1 : 0) | (unsigned long long)count);
+    if (atomic_load(&pool.sleepers) == 0) return;
+    pthread_mutex_lock(&pool.mutex);
+    for (int w = 0; w < count; ++w)
+        if (pool.slot[w].asleep) pthread_cond_signal(&pool.slot[w].wake);
+    pthread_mutex_unlock(&pool.mutex);
 }
 
-/* Waits until the workers have finished their parts of the current job. */
-static void wait_for_workers(void)
+/* How many of the workers in `who` have not finished the current job; *from skips those found done
+ * before (a worker done stays done). */
+static int unfinished(const int *who, int count, int *from)
 {
-    int64_t deadline = 0;
-    for (unsigned spins = 1; atomic_load_explicit(&pool.remaining, memory_order_acquire) != 0; ++spins) {
-        cpu_relax();
-        if (spins % 256 != 0) continue;
-        const int64_t t = now_ns();
-        if (deadline == 0) deadline = t + SPIN_NS;
-        else if (t > deadline) break;
-    }
-    if (atomic_load(&pool.remaining) == 0) return;
+    const unsigned long long done = 2 * pool.job + 1;
+    while (*from < count && atomic_load_explicit(&pool.slot[who[*from]].state, memory_order_acquire) == done) ++*from;
+    int left = 0;
+    for (int k = *from; k < count; ++k) left += atomic_load(&pool.slot[who[k]].state) != done;
+    return left;
+}
+
+/* Waits until the workers in `who` have finished the current job. */
+static void wait_for(const int *who, int count)
+{
+    int from = 0;
+    spin_clock clock = {0, 0};
+    while (unfinished(who, count, &from) != 0)
+        if (spun_out(&clock)) break;
+    if (unfinished(who, count, &from) == 0) return;
     pthread_mutex_lock(&pool.mutex);
     atomic_store(&pool.caller_sleeping, 1);
-    while (atomic_load(&pool.remaining) != 0) pthread_cond_wait(&pool.done, &pool.mutex);
+    while (unfinished(who, count, &from) != 0) pthread_cond_wait(&pool.done, &pool.mutex);
     atomic_store(&pool.caller_sleeping, 0);
     pthread_mutex_unlock(&pool.mutex);
+}
+
+/* Waits until every worker called for the current job has finished it. */
+static void wait_for_called(void)
+{
+    int who[GP_POOL_MAX_THREADS];
+    for (int w = 0; w < pool.called; ++w) who[w] = w;
+    wait_for(who, pool.called);
 }
 
 static int clamp_parts(int parts)
@@ -261,13 +283,13 @@ void gp_pool_start(int parts, gp_pool_job run, void *ctx)
     parts = clamp_parts(parts);
     pthread_mutex_lock(&pool.busy); /* released by gp_pool_finish */
     const int workers = parts == 1 ? 0 : ensure_workers(parts);
-    hand_out_job(run, ctx, 0, workers);
+    call_workers(run, ctx, 0, workers);
     for (int part = workers; part < parts; ++part) run(ctx, part); /* one part, or no workers to be had */
 }
 
 void gp_pool_finish(void)
 {
-    wait_for_workers();
+    wait_for_called();
     pthread_mutex_unlock(&pool.busy);
 }
 
@@ -280,10 +302,10 @@ void gp_pool_run(int parts, gp_pool_job run, void *ctx)
     }
     pthread_mutex_lock(&pool.busy);
     const int workers = ensure_workers(parts - 1);
-    hand_out_job(run, ctx, 1, workers);
+    call_workers(run, ctx, 1, workers);
     run(ctx, 0);
     for (int part = workers + 1; part < parts; ++part) run(ctx, part); /* workers that could not be created */
-    wait_for_workers();
+    wait_for_called();
     pthread_mutex_unlock(&pool.busy);
 }
 
@@ -299,6 +321,8 @@ typedef struct {
     int64_t end;                    /* the grain after the run's last */
 } grain_run;
 
+static grain_run runs_of_job[GP_POOL_MAX_THREADS]; /* the current job's (under pool.busy) */
+
 typedef struct {
     int64_t tasks, grain;
     int parts;
@@ -307,11 +331,13 @@ typedef struct {
     grain_run *runs; /* one per part */
 } for_job;
 
-/* Claims and runs grains of run `owner` until none is left. */
+/* Claims and runs grains of run `owner` until none is left.  It looks before it claims: a claim on
+ * a used-up run would still take the run's cache line away from every thread reading it, and the
+ * threads done with their own runs all look at every other. */
 static void run_grains_of(for_job *job, int owner)
 {
     grain_run *own = &job->runs[owner];
-    for (;;) {
+    while (atomic_load_explicit(&own->next, memory_order_relaxed) < own->end) {
         const int64_t grain = atomic_fetch_add(&own->next, 1);
         if (grain >= own->end) return;
         const int64_t first = grain * job->grain;
@@ -338,20 +364,21 @@ void gp_pool_for(int parts, int64_t tasks, int64_t grain, gp_pool_range run, voi
         run(ctx, 0, tasks);
         return;
     }
-    grain_run runs[GP_POOL_MAX_THREADS];
-    for (int part = 0; part < parts; ++part) {
-        atomic_init(&runs[part].next, grains * part / parts);
-        runs[part].end = grains * (part + 1) / parts;
-    }
-    for_job job = {.tasks = tasks, .grain = grain, .parts = parts, .run = run, .ctx = ctx, .runs = runs};
     pthread_mutex_lock(&pool.busy);
+    for (int part = 0; part < parts; ++part) {
+        atomic_store_explicit(&runs_of_job[part].next, grains * part / parts, memory_order_relaxed);
+        runs_of_job[part].end = grains * (part + 1) / parts;
+    }
+    for_job job = {.tasks = tasks, .grain = grain, .parts = parts, .run = run, .ctx = ctx, .runs = runs_of_job};
     const int workers = ensure_workers(parts - 1);
-    hand_out_job(for_part, &job, 1, workers);
+    call_workers(for_part, &job, 1, workers);
     run_grains(&job, 0);
-    /* Every task is claimed: close the gate, and count out the workers that did not join. */
-    const unsigned long long gate = atomic_fetch_or(&pool.gate, CLOSED);
-    const int absent = workers - (int)(gate & (CLOSED - 1));
-    if (absent > 0) atomic_fetch_sub(&pool.remaining, absent);
-    wait_for_workers();
+    /* Every task is claimed: close the job, and wait only for the workers that took it up. */
+    atomic_store(&pool.closed, pool.job);
+    int joined[GP_POOL_MAX_THREADS];
+    int count = 0;
+    for (int w = 0; w < workers; ++w)
+        if (atomic_load(&pool.slot[w].state) >= 2 * pool.job) joined[count++] = w;
+    wait_for(joined, count);
     pthread_mutex_unlock(&pool.busy);
 }
