@@ -1,8 +1,9 @@
 """Build gpuprims._core: C glue and CPU backend (csrc/) plus CUDA kernels (cuda/*.cu).
 
-nvcc compiles each .cu file to an object (in parallel); setuptools compiles the C files and links
-everything with g++ against the static CUDA runtime, so the extension imports on machines without
-an NVIDIA driver.  Without nvcc (or with GPUPRIMS_DISABLE_CUDA=1) the build is CPU-only.
+nvcc compiles each .cu file to an object and the C compiler each .c file (each in parallel, one
+file per core); setuptools links everything with g++ against the static CUDA runtime, so the
+extension imports on machines without an NVIDIA driver.  Without nvcc (or with
+GPUPRIMS_DISABLE_CUDA=1) the build is CPU-only.
 
 Environment:
   GPUPRIMS_CUDA_ARCHS   GPU targets, e.g. "90" or "80;90+PTX" or "native"
@@ -134,8 +135,33 @@ def record_key(stamp, key):
         stamp.write_text(text)
 
 
+# The instruction-set files each compile all of csrc/cpu/simd_kernels.h, minutes apiece where every
+# other C file takes about a second; the baseline's (SSE2 vectors) is the longest.  A parallel build
+# starts them first, longest first, so that it does not end on one of them alone.
+LONGEST_C_SOURCES = ("csrc/cpu/isa_baseline.c", "csrc/cpu/isa_avx2.c", "csrc/cpu/isa_avx512.c")
+
+
+def parallel_workers(count):
+    """Compilers to run at once for `count` files: one per core."""
+    return max(1, min(count, os.cpu_count() or 1))
+
+
 class BuildExtWithNvcc(build_ext):
-    """Compiles the extension's .cu sources with nvcc, then lets setuptools do the rest."""
+    """Compiles the extension's .cu sources with nvcc and its C sources in parallel, then lets
+    setuptools link."""
+
+    def build_extensions(self):
+        compile_serially = self.compiler.compile
+
+        def compile_in_parallel(sources, *args, **kwargs):
+            order = sorted(sources, key=lambda s: (LONGEST_C_SOURCES.index(s) if s in LONGEST_C_SOURCES
+                                                   else len(LONGEST_C_SOURCES)))
+            with ThreadPoolExecutor(parallel_workers(len(sources))) as pool:
+                objects = dict(zip(order, pool.map(lambda s: compile_serially([s], *args, **kwargs), order)))
+            return [obj for source in sources for obj in objects[source]]
+
+        self.compiler.compile = compile_in_parallel
+        super().build_extensions()
 
     def build_extension(self, ext):
         cuda_sources = [s for s in ext.sources if s.endswith(".cu")]
@@ -172,8 +198,7 @@ class BuildExtWithNvcc(build_ext):
             subprocess.run(command, check=True)
             return str(obj)
 
-        workers = max(1, min(len(sources), os.cpu_count() or 1))
-        with ThreadPoolExecutor(workers) as pool:
+        with ThreadPoolExecutor(parallel_workers(len(sources))) as pool:
             return list(pool.map(compile_one, sources))
 
 
@@ -207,7 +232,8 @@ def core_extension():
         define_macros=define_macros,
         libraries=libraries,
         library_dirs=library_dirs,
-        extra_compile_args=["-std=c11", "-O3", "-Wall", "-Wextra"],
+        # -g1: line tables, for backtraces; -g's variable locations took a third of the build's time
+        extra_compile_args=["-std=c11", "-O3", "-Wall", "-Wextra", "-g1"],
         extra_link_args=[f"-Wl,--version-script={ROOT / 'csrc' / 'glue' / 'exports.map'}"],
         language="c++",  # link with g++: the CUDA runtime needs libstdc++
     )
