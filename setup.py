@@ -126,13 +126,15 @@ def build_key(ext):
 
 
 def record_key(stamp, key):
-    """Writes the build's key to `stamp` when it differs from the one there.  The stamp is one of
-    the extension's dependencies, so a changed key makes it newer than any extension built before
-    and setuptools rebuilds and relinks; an unchanged one keeps its time."""
+    """Writes the build's key to `stamp` when it differs from the one there; True when it did.  The
+    stamp is one of the extension's dependencies, so a changed key makes it newer than any extension
+    built before and setuptools rebuilds and relinks; an unchanged one keeps its time."""
     text = json.dumps(key, sort_keys=True, indent=1, default=str)
-    if not stamp.exists() or stamp.read_text() != text:
-        stamp.parent.mkdir(parents=True, exist_ok=True)
-        stamp.write_text(text)
+    if stamp.exists() and stamp.read_text() == text:
+        return False
+    stamp.parent.mkdir(parents=True, exist_ok=True)
+    stamp.write_text(text)
+    return True
 
 
 # The instruction-set files each compile all of csrc/cpu/simd_kernels.h, minutes apiece where every
@@ -168,7 +170,10 @@ class BuildExtWithNvcc(build_ext):
         ext.sources = [s for s in ext.sources if not s.endswith(".cu")]
         key = build_key(ext)
         stamp = Path(self.build_temp) / "gpuprims-build-key.json"
-        record_key(stamp, key)
+        if record_key(stamp, key):
+            # Older setuptools compare whole seconds: a stamp written in the second the last build
+            # ended is not newer than it, so the old extension goes.
+            Path(self.get_ext_fullpath(ext.name)).unlink(missing_ok=True)
         ext.depends = list(ext.depends or []) + [str(stamp)]
         if cuda_sources:
             objects = self.compile_cuda(cuda_sources, key)
