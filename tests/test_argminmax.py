@@ -86,6 +86,32 @@ def test_every_element_the_starting_value(device, func, dtype, shape, axis):
     check_arg(func, a, gp_call(func, a, device, axis=axis), axis=axis)
 
 
+@pytest.mark.parametrize("dtype", ["int32", "uint32", "int64", "uint64", "float32", "float64"])
+@pytest.mark.parametrize("func", FUNCS)
+def test_rows_best_at_every_position(device, rng, func, dtype):
+    """Rows of every length up to 140 and some longer (the CPU's one-pass loop for 4- and 8-byte
+    elements: its accumulators, lanes and padded tail), each row with its best at another position
+    and, in every other row, a second copy later (the first copy's index).  Unsigned values past the
+    signed maximum, so that a signed comparison would pick another element."""
+    dt = np.dtype(dtype)
+    if dt.kind == "u":
+        high = np.iinfo(dt).max
+        low, best = (high // 2 + 7, 1) if func == "argmin" else (high // 2 + 7, high)
+    elif dt.kind == "i":
+        info = np.iinfo(dt)
+        low, best = (-1000, info.min) if func == "argmin" else (-1000, info.max)
+    else:
+        low, best = (-1000.0, -np.inf) if func == "argmin" else (-1000.0, np.inf)
+    for n in list(range(1, 141)) + [255, 256, 257, 1000, 4099, 16384]:
+        rows = n if n <= 300 else 37
+        a = (rng.integers(0, 1000, size=(rows, n)) + np.array(low, dt)).astype(dt)
+        firsts = np.arange(rows) % n if n <= 300 else rng.integers(0, n, size=rows)
+        a[np.arange(rows), firsts] = best
+        later = np.minimum(firsts + 1 + rng.integers(0, n, size=rows), n - 1)[::2]
+        a[np.arange(rows)[::2], later] = best
+        check_arg(func, a, gp_call(func, a, device, axis=1), axis=1)
+
+
 @pytest.mark.parametrize("where", ["first", "middle", "last", "all", "two"])
 @pytest.mark.parametrize("n", [1, 2, 33, 4097, 65537])
 @pytest.mark.parametrize("dtype", FLOAT_DTYPES)

@@ -71,6 +71,10 @@ typedef int64_t (*gp_find_fn)(const void *in, int64_t count, const void *value, 
  * nanargmin/nanargmax, and give -1 for a column of NaNs. */
 typedef void (*gp_arg_columns_fn)(const void *in, int64_t rows, int64_t stride, int64_t width, void *values,
                                   int64_t *index);
+/* argmin (argmax) of count (1 .. GP_CPU_PIECE) contiguous elements in one pass: the index of the
+ * first minimum (maximum), or -1 when they hold a NaN (for either NaN rule: the find loops then
+ * apply it). */
+typedef int64_t (*gp_arg_run_fn)(const void *in, int64_t count);
 
 /* Scans count (1 .. GP_CPU_PIECE) contiguous elements with the loop's operator into out, whose
  * elements are out_size bytes (the kind's type: uint64_t, double or float; narrower for float16 and
@@ -117,6 +121,7 @@ typedef struct {
     gp_reduce_columns_fn reduce_columns[GP_NUM_OPS][2][GP_NUM_ACCS][GP_NUM_DTYPES];
     gp_find_fn find[GP_NUM_DTYPES];
     gp_arg_columns_fn arg_columns[2][2][GP_NUM_DTYPES]; /* [NaN rule][0] argmin, [1] argmax */
+    gp_arg_run_fn arg_run[2][GP_NUM_DTYPES]; /* [0] argmin, [1] argmax; elements of 4 and 8 bytes */
     /* scans by operator, NaN rule (1: NaN read as the identity) and accumulator kind */
     gp_scan_total_fn scan_total[GP_NUM_OPS][2][GP_NUM_ACCS][GP_NUM_DTYPES];
     gp_scan_run_fn scan_run[GP_NUM_OPS][2][GP_NUM_ACCS][GP_NUM_DTYPES];

@@ -15,8 +15,9 @@
  * allocation.
  *
  * argmin/argmax reduce a row's pieces to their best values (min/max's loops and combination), then
- * find the first index of the best in the first piece that holds it; along columns their own loop
- * keeps each column's best and its row.  any, all and count_nonzero count 64-bit words: 0/1 per
+ * find the first index of the best in the first piece that holds it; a row of one piece of 4- or
+ * 8-byte elements goes through their one-pass loop first, which gives up on a NaN.  Along columns
+ * their own loop keeps each column's best and its row.  any, all and count_nonzero count 64-bit words: 0/1 per
  * piece or'ed (any) or and'ed (all), counts added; along columns they count, and any and all are
  * the counts compared with 0 and n.  var, std and mean reduce pieces to (count, mean, M2), combined
  * in piece order by Chan, Golub and LeVeque's formula; along columns to shifted sums.
@@ -50,6 +51,7 @@ typedef struct {
     gp_reduce_columns_fn columns;
     gp_find_fn find;                /* argmin/argmax: the first index of the best value */
     gp_arg_columns_fn arg_columns;  /* argmin/argmax along columns, else NULL */
+    gp_arg_run_fn arg_run;          /* argmin/argmax of a whole row in one pass, or NULL */
     int arg;                        /* argmin/argmax: rows store the index of their result */
     int skip_nan;                   /* NaN elements left out (float inputs) */
     int64_t in_size, out_size;
@@ -290,14 +292,19 @@ static void store_row(const reduce_job *job, int64_t row, const gp_partial *p, c
     memcpy(job->out + row * job->out_size, &index, sizeof index);
 }
 
-/* Stores the result p of line `line`, a row of count elements held whole at `at`. */
-static void store_whole_row(const reduce_job *job, int64_t line, const char *at, int64_t count, const gp_partial *p)
+/* Reduces line `line`, a row of count elements held whole at `at`, and stores its result. */
+static void reduce_whole_row(const reduce_job *job, int64_t line, const char *at, int64_t count)
 {
-    if (!job->arg) {
-        store_result(job, line, p);
-        return;
+    int64_t index = job->arg_run != NULL ? job->arg_run(at, count) : -1;
+    if (index < 0) {
+        gp_partial p;
+        job->run(at, count, &p);
+        if (!job->arg) {
+            store_result(job, line, &p);
+            return;
+        }
+        index = index_in_row(job, at, count, &p);
     }
-    const int64_t index = index_in_row(job, at, count, p);
     memcpy(job->out + line * job->out_size, &index, sizeof index);
 }
 
@@ -306,10 +313,8 @@ static void reduce_row(const reduce_job *job, int64_t row, char *buffer)
 {
     int64_t count;
     if (job->pieces == 1) {
-        gp_partial p;
         const char *at = piece_start(job, row, 0, &count, buffer);
-        job->run(at, count, &p);
-        store_whole_row(job, row, at, count, &p);
+        reduce_whole_row(job, row, at, count);
         return;
     }
     combiner c;
@@ -493,10 +498,13 @@ static void narrow_pieces_range(void *ctx, int64_t first, int64_t last)
             transpose(in, block, width, rows, width, block_rows);
             for (int64_t column = 0; column < width; ++column) {
                 const char *line = block + column * block_rows * job->in_size;
+                if (job->partials == NULL) {
+                    reduce_whole_row(job, outer * width + column, line, rows);
+                    continue;
+                }
                 gp_partial part;
                 job->run(line, rows, &part);
-                if (job->partials == NULL) store_whole_row(job, outer * width + column, line, rows, &part);
-                else combiner_push(job, &columns[column], &part);
+                combiner_push(job, &columns[column], &part);
             }
         }
         for (int64_t column = 0; column < width && job->partials != NULL; ++column)
@@ -631,6 +639,7 @@ int gp_cpu_reduce(const gp_call *call, gp_error *err)
     if (job.arg) {
         job.find = kernels->find[d->in_dtype];
         job.arg_columns = kernels->arg_columns[job.skip_nan][d->op == GP_ARGMAX][d->in_dtype];
+        job.arg_run = kernels->arg_run[d->op == GP_ARGMAX][d->in_dtype];
     }
     job.in_size = gp_dtype_size(d->in_dtype);
     job.out_size = gp_dtype_size(d->out_dtype);
