@@ -17,9 +17,9 @@
  * argmin/argmax reduce a row's pieces to their best values (min/max's loops and combination), then
  * find the first index of the best in the first piece that holds it; a row of one piece of 4- or
  * 8-byte elements goes through their one-pass loop first, which gives up on a NaN.  Along columns
- * their own loop keeps each column's best and its row.  any, all and count_nonzero count 64-bit words: 0/1 per
- * piece or'ed (any) or and'ed (all), counts added; along columns they count, and any and all are
- * the counts compared with 0 and n.  var, std and mean reduce pieces to (count, mean, M2), combined
+ * their own loop keeps each column's best and its row.  any, all and count_nonzero count 64-bit
+ * words: 0/1 per piece or'ed (any) or and'ed (all), counts added; along columns they count, and
+ * any and all are the counts compared with 0 and n.  var, std and mean reduce pieces to (count, mean, M2), combined
  * in piece order by Chan, Golub and LeVeque's formula; along columns to shifted sums.
  *
  * skip_nan (float inputs) picks the NaN-skipping loops: a piece of NaNs is a NaN partial for
