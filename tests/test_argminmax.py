@@ -86,6 +86,19 @@ def test_every_element_the_starting_value(device, func, dtype, shape, axis):
     check_arg(func, a, gp_call(func, a, device, axis=axis), axis=axis)
 
 
+def low_and_best(func, dt):
+    """The least of 1000 consecutive data values, and a value better than all of them for func:
+    for unsigned dtypes past the signed maximum, so that a signed comparison would pick another
+    element."""
+    if dt.kind == "u":
+        high = np.iinfo(dt).max
+        return (high // 2 + 7, 1) if func == "argmin" else (high // 2 + 7, high)
+    if dt.kind == "i":
+        info = np.iinfo(dt)
+        return (-1000, info.min) if func == "argmin" else (-1000, info.max)
+    return (-1000.0, -np.inf) if func == "argmin" else (-1000.0, np.inf)
+
+
 @pytest.mark.parametrize("dtype", ["int32", "uint32", "int64", "uint64", "float32", "float64"])
 @pytest.mark.parametrize("func", FUNCS)
 def test_rows_best_at_every_position(device, rng, func, dtype):
@@ -94,14 +107,7 @@ def test_rows_best_at_every_position(device, rng, func, dtype):
     and, in every other row, a second copy later (the first copy's index).  Unsigned values past the
     signed maximum, so that a signed comparison would pick another element."""
     dt = np.dtype(dtype)
-    if dt.kind == "u":
-        high = np.iinfo(dt).max
-        low, best = (high // 2 + 7, 1) if func == "argmin" else (high // 2 + 7, high)
-    elif dt.kind == "i":
-        info = np.iinfo(dt)
-        low, best = (-1000, info.min) if func == "argmin" else (-1000, info.max)
-    else:
-        low, best = (-1000.0, -np.inf) if func == "argmin" else (-1000.0, np.inf)
+    low, best = low_and_best(func, dt)
     for n in list(range(1, 141)) + [255, 256, 257, 1000, 4099, 16384]:
         rows = n if n <= 300 else 37
         a = (rng.integers(0, 1000, size=(rows, n)) + np.array(low, dt)).astype(dt)
@@ -110,6 +116,31 @@ def test_rows_best_at_every_position(device, rng, func, dtype):
         later = np.minimum(firsts + 1 + rng.integers(0, n, size=rows), n - 1)[::2]
         a[np.arange(rows)[::2], later] = best
         check_arg(func, a, gp_call(func, a, device, axis=1), axis=1)
+
+
+@pytest.mark.parametrize("width", [2, 4, 8, 16])
+@pytest.mark.parametrize("dtype", ["int32", "uint32", "int64", "uint64", "float32", "float64"])
+@pytest.mark.parametrize("func", FUNCS)
+def test_columns_searched_in_place(device, rng, func, dtype, width):
+    """Columns whose count divides the CPU's vector lanes, searched in place a lane per column
+    (pieces of 16384 rows): each column's best at another row, in another piece, with a later copy
+    in every other column; one column's best tied across pieces (the first piece's); and a NaN in
+    one column, which must win there and leave the others alone."""
+    dt = np.dtype(dtype)
+    low, best = low_and_best(func, dt)
+    columns = np.arange(width)
+    for rows in [1, 2, 5, 31, 33, 100, 257, 16384, 16385, 3 * 16384 + 5]:
+        a = (rng.integers(0, 1000, size=(2, rows, width)) + np.array(low, dt)).astype(dt)
+        firsts = (columns * 7919 + rows // 3) % rows
+        a[0, firsts, columns] = best
+        later = np.minimum(firsts + 1 + rng.integers(0, rows, size=width), rows - 1)[::2]
+        a[0, later, columns[::2]] = best
+        a[1, [rows - 1, rows // 2, rows // 5], 0] = best
+        check_arg(func, a, gp_call(func, a, device, axis=1), axis=1)
+        check_arg(func, a[1], gp_call(func, a[1], device, axis=0), axis=0)
+        if dt.kind == "f":
+            a[1, rows // 2, width - 1] = np.nan
+            check_arg(func, a, gp_call(func, a, device, axis=1), axis=1)
 
 
 @pytest.mark.parametrize("where", ["first", "middle", "last", "all", "two"])

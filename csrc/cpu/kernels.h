@@ -71,10 +71,11 @@ typedef int64_t (*gp_find_fn)(const void *in, int64_t count, const void *value, 
  * nanargmin/nanargmax, and give -1 for a column of NaNs. */
 typedef void (*gp_arg_columns_fn)(const void *in, int64_t rows, int64_t stride, int64_t width, void *values,
                                   int64_t *index);
-/* argmin (argmax) of count (1 .. GP_CPU_PIECE) contiguous elements in one pass: the index of the
- * first minimum (maximum), or -1 when they hold a NaN (for either NaN rule: the find loops then
- * apply it). */
-typedef int64_t (*gp_arg_run_fn)(const void *in, int64_t count);
+/* argmin (argmax) in one pass of each of `width` columns of `rows` contiguous rows (rows * width
+ * below 2^31, width dividing the table's vector_bytes / element size): column j's first minimum
+ * (maximum) row to index[j].  0, or -1 when they hold a NaN (for either NaN rule: the find loops
+ * then apply it) or width does not divide the lanes. */
+typedef int (*gp_arg_run_fn)(const void *in, int64_t rows, int64_t width, int64_t *index);
 
 /* Scans count (1 .. GP_CPU_PIECE) contiguous elements with the loop's operator into out, whose
  * elements are out_size bytes (the kind's type: uint64_t, double or float; narrower for float16 and
@@ -116,6 +117,7 @@ static inline int gp_transpose_index(int64_t size) { return size == 1 ? 0 : size
 
 typedef struct {
     const char *name; /* "baseline", "avx2", "avx512" */
+    int64_t vector_bytes; /* the loops' vectors: 16, 32 or 64 bytes */
     /* reductions by operator, NaN rule (1: NaN elements left out; float inputs) and accumulator kind */
     gp_reduce_run_fn reduce_run[GP_NUM_OPS][2][GP_NUM_ACCS][GP_NUM_DTYPES];
     gp_reduce_columns_fn reduce_columns[GP_NUM_OPS][2][GP_NUM_ACCS][GP_NUM_DTYPES];

@@ -16,11 +16,13 @@
  *
  * argmin/argmax reduce a row's pieces to their best values (min/max's loops and combination), then
  * find the first index of the best in the first piece that holds it; a row of one piece of 4- or
- * 8-byte elements goes through their one-pass loop first, which gives up on a NaN.  Along columns
- * their own loop keeps each column's best and its row.  any, all and count_nonzero count 64-bit
- * words: 0/1 per piece or'ed (any) or and'ed (all), counts added; along columns they count, and
- * any and all are the counts compared with 0 and n.  var, std and mean reduce pieces to (count, mean, M2), combined
- * in piece order by Chan, Golub and LeVeque's formula; along columns to shifted sums.
+ * 8-byte elements goes through their one-pass loop first, which gives up on a NaN.  That loop also
+ * searches columns in place, a lane per column, where their count divides its lanes (then each
+ * piece's best rows are combined by the same loop).  Along other columns their own loop keeps each
+ * column's best and its row.  any, all and count_nonzero count 64-bit words: 0/1 per piece or'ed
+ * (any) or and'ed (all), counts added; along columns they count, and any and all are the counts
+ * compared with 0 and n.  var, std and mean reduce pieces to (count, mean, M2), combined in piece
+ * order by Chan, Golub and LeVeque's formula; along columns to shifted sums.
  *
  * skip_nan (float inputs) picks the NaN-skipping loops: a piece of NaNs is a NaN partial for
  * min/max, which the combination passes by unless every piece is one; argmin/argmax then give -1;
@@ -61,6 +63,8 @@ typedef struct {
     int64_t tasks;
     int parts;
     atomic_int out_of_memory; /* a thread found no memory to gather its pieces into */
+    int64_t *candidates;      /* interleaved columns of several pieces: each piece's best row per column */
+    atomic_int gave_up;       /* interleaved columns: a NaN, left to the other paths */
 } reduce_job;
 
 /* ---- combining partials in piece order ------------------------------------------------------------ */
@@ -295,8 +299,8 @@ static void store_row(const reduce_job *job, int64_t row, const gp_partial *p, c
 /* Reduces line `line`, a row of count elements held whole at `at`, and stores its result. */
 static void reduce_whole_row(const reduce_job *job, int64_t line, const char *at, int64_t count)
 {
-    int64_t index = job->arg_run != NULL ? job->arg_run(at, count) : -1;
-    if (index < 0) {
+    int64_t index;
+    if (job->arg_run == NULL || job->arg_run(at, count, 1, &index) != 0) {
         gp_partial p;
         job->run(at, count, &p);
         if (!job->arg) {
@@ -550,6 +554,73 @@ static int reduce_narrow_columns(reduce_job *job)
     return atomic_load(&job->out_of_memory) ? -1 : 0;
 }
 
+/* ---- argmin/argmax of columns that divide the one-pass loop's lanes ----------------------------- */
+
+/* The most columns of one pass: 64-byte vectors of 4-byte elements. */
+enum { INTERLEAVED_MAX_COLUMNS = 16 };
+
+/* Task `task`: piece task % pieces (GP_CPU_PIECE rows) of the (n, inner) slab of outer index
+ * task / pieces, searched in place, a lane per column: each column's best row, to the result when
+ * the slab is one piece, else to its candidates.  A NaN stops every task (gave_up). */
+static void interleaved_range(void *ctx, int64_t first, int64_t last)
+{
+    reduce_job *job = ctx;
+    const gp_reduce_args *d = job->desc;
+    for (int64_t task = first; task < last && !atomic_load(&job->gave_up); ++task) {
+        const int64_t outer = task / job->pieces, row = task % job->pieces * GP_CPU_PIECE;
+        const int64_t rows = d->n - row < GP_CPU_PIECE ? d->n - row : GP_CPU_PIECE;
+        int64_t index[INTERLEAVED_MAX_COLUMNS];
+        if (job->arg_run(job->in + (outer * d->n + row) * d->inner * job->in_size, rows, d->inner, index) != 0) {
+            atomic_store(&job->gave_up, 1);
+            return;
+        }
+        for (int64_t column = 0; column < d->inner; ++column) index[column] += row;
+        if (job->pieces == 1) memcpy(job->out + outer * d->inner * job->out_size, index, (size_t)d->inner * sizeof *index);
+        else memcpy(job->candidates + task * d->inner, index, (size_t)d->inner * sizeof *index);
+    }
+}
+
+/* argmin/argmax along columns whose count divides the lanes of the one-pass loop (arg_run), read
+ * in place: no transpose.  A column of several pieces then takes the first best of its pieces'
+ * candidates, their values gathered and searched by the same loop.  0, -1 when there was no
+ * memory, 1 when the input holds a NaN: the transposing and column paths then apply the NaN rules. */
+static int reduce_interleaved(reduce_job *job)
+{
+    const gp_reduce_args *d = job->desc;
+    job->pieces = (d->n + GP_CPU_PIECE - 1) / GP_CPU_PIECE;
+    job->tasks = d->outer * job->pieces;
+    job->candidates = NULL;
+    char *values = NULL;
+    if (job->pieces > 1) {
+        job->candidates = malloc((size_t)(job->tasks * d->inner) * sizeof *job->candidates);
+        values = malloc((size_t)(job->pieces * job->in_size));
+        if (job->candidates == NULL || values == NULL) {
+            free(job->candidates);
+            free(values);
+            return -1;
+        }
+    }
+    const double piece_bytes = (double)(d->n < GP_CPU_PIECE ? d->n : GP_CPU_PIECE) * (double)(d->inner * job->in_size);
+    job->parts = gp_cpu_parts(piece_bytes * (double)job->tasks, job->tasks);
+    if (job->parts == 1) interleaved_range(job, 0, job->tasks);
+    else gp_pool_for(job->parts, job->tasks, gp_cpu_grain(piece_bytes, job->tasks, job->parts), interleaved_range, job);
+    for (int64_t line = 0; job->pieces > 1 && !atomic_load(&job->gave_up) && line < d->outer * d->inner; ++line) {
+        const int64_t outer = line / d->inner, column = line % d->inner;
+        const int64_t *candidates = job->candidates + outer * job->pieces * d->inner + column;
+        for (int64_t piece = 0; piece < job->pieces; ++piece) {
+            const int64_t row = candidates[piece * d->inner];
+            memcpy(values + piece * job->in_size, job->in + ((outer * d->n + row) * d->inner + column) * job->in_size,
+                   (size_t)job->in_size);
+        }
+        int64_t best_piece = 0;
+        job->arg_run(values, job->pieces, 1, &best_piece); /* no NaN: every element was searched */
+        memcpy(job->out + line * job->out_size, &candidates[best_piece * d->inner], sizeof best_piece);
+    }
+    free(job->candidates);
+    free(values);
+    return atomic_load(&job->gave_up);
+}
+
 /* ---- short rows: n of at most SHORT_ROW_BYTES, along the last axis or narrow columns ----------- */
 
 /* Rows this short cost the row loops more in their setup than in their elements, so blocks of
@@ -646,9 +717,15 @@ int gp_cpu_reduce(const gp_call *call, gp_error *err)
     if (job.run == NULL || (job.arg ? job.find == NULL || job.arg_columns == NULL : job.columns == NULL))
         return gp_fail(err, GP_ERR_INVALID, "reduce: no CPU loop for this operation and dtype pair");
     if (d->inner > 1 && job.view != NULL) return gp_fail(err, GP_ERR_INVALID, "reduce: a strided input along columns");
+    const int short_rows = d->n * job.in_size <= SHORT_ROW_BYTES && d->outer * d->inner > 1;
+    if (job.arg_run != NULL && d->inner > 1 && d->inner <= INTERLEAVED_MAX_COLUMNS && d->outer * d->n > 0 && !short_rows
+        && kernels->vector_bytes / job.in_size % d->inner == 0) {
+        const int result = reduce_interleaved(&job);
+        if (result < 0) return gp_fail(err, GP_ERR_NOMEM, "reduce: out of host memory");
+        if (result == 0) return 0;
+    }
     if (d->inner >= (job.arg ? NARROW_ARG_COLUMNS : GP_CPU_NARROW_COLUMNS) || (d->inner > 1 && d->outer * d->n == 0))
         return reduce_columns(&job);
-    const int short_rows = d->n * job.in_size <= SHORT_ROW_BYTES && d->outer * d->inner > 1;
     const int failed = short_rows ? reduce_short_rows(&job)
                        : d->inner > 1 ? reduce_narrow_columns(&job)
                                       : reduce_rows(&job);

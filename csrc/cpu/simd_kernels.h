@@ -1031,26 +1031,33 @@ GP_DTYPES(GP_NAN_KEYS)
 #undef GP_NAN_KEYS
 enum { OP_IS_MAX_min = 0, OP_IS_MAX_max = 1, OP_IS_MAX_nanmin = 0, OP_IS_MAX_nanmax = 1 };
 
-/* argmin/argmax of a row in one pass (gp_arg_run_fn), for elements of 4 and 8 bytes, whose indices
- * fit lanes of their width: per lane of ARG_VECTORS accumulators the running best and, taken only
- * when strictly better, its index; the tail padded with the first element (which ties it, at index
- * 0); then the best of the lanes and the least index among the lanes that hold it.  A NaN ends it
+/* argmin/argmax of `width` interleaved columns in one pass (gp_arg_run_fn), for elements of 4 and 8
+ * bytes, whose flat indices fit lanes of their width.  width divides the lanes, so that a lane
+ * stays on one column.  Per lane of ARG_VECTORS accumulators the running best and, taken only when
+ * strictly better, its flat index; the accumulators start from the first row (each lane from its
+ * column's element there), which also pads the tail, so a padded lane never wins.  Then per
+ * column the best of its lanes, and the least index among the lanes that hold it.  A NaN ends it
  * with -1: the two passes then apply the NaN rules. */
 enum { ARG_VECTORS = 4 };
 #define GP_ARG_RUN(NAME, kind, size, OP, BETTER)                                                   \
-    static int64_t arg_run_##OP##_##NAME(const void *in, int64_t count)                            \
+    static int arg_run_##OP##_##NAME(const void *in, int64_t rows, int64_t width, int64_t *index)  \
     {                                                                                              \
         enum { L = GP_NATIVE_BYTES / size, N = ARG_VECTORS };                                      \
-        if (size < 4) return -1; /* no entry in the table */                                       \
+        if (L % width != 0) return -1;                                                             \
         const gp_lane_##NAME *x = in;                                                              \
-        gp_vec_##NAME best[N];                                                                     \
-        gp_mvec_##NAME at[N], index[N], lane, nan = {0};                                           \
-        for (int j = 0; j < L; ++j) lane[j] = (gp_mask_##NAME)j;                                   \
+        const int64_t count = rows * width;                                                        \
+        gp_vec_##NAME first_row, best[N];                                                          \
+        gp_mvec_##NAME first_at, lane, at[N], next[N], nan = {0};                                  \
+        for (int j = 0; j < L; ++j) {                                                              \
+            lane[j] = (gp_mask_##NAME)j;                                                           \
+            first_at[j] = (gp_mask_##NAME)(j % width);                                             \
+            first_row[j] = x[j % width];                                                           \
+        }                                                                                          \
         GP_UNROLL(4)                                                                               \
         for (int i = 0; i < N; ++i) {                                                              \
-            best[i] = GP_SPLAT(gp_vec_##NAME, x[0]);                                               \
-            at[i] = (gp_mvec_##NAME){0};                                                           \
-            index[i] = lane + (gp_mask_##NAME)(i * L);                                             \
+            best[i] = first_row;                                                                   \
+            at[i] = first_at;                                                                      \
+            next[i] = lane + (gp_mask_##NAME)(i * L);                                              \
         }                                                                                          \
         int64_t k = 0;                                                                             \
         for (; k + N * L <= count; k += N * L)                                                     \
@@ -1060,11 +1067,13 @@ enum { ARG_VECTORS = 4 };
                 if (kind == 'f') nan |= (gp_mvec_##NAME)(v != v);                                  \
                 const gp_mvec_##NAME better = (gp_mvec_##NAME)BETTER(v, best[i]);                  \
                 best[i] = GP_SELECT(gp_mvec_##NAME, better, v, best[i]);                           \
-                at[i] = GP_SELECT(gp_mvec_##NAME, better, index[i], at[i]);                        \
-                index[i] += (gp_mask_##NAME)(N * L);                                               \
+                at[i] = GP_SELECT(gp_mvec_##NAME, better, next[i], at[i]);                         \
+                next[i] += (gp_mask_##NAME)(N * L);                                                \
             }                                                                                      \
         for (; k < count; k += L) { /* vector by vector into the first accumulator */              \
-            const gp_vec_##NAME v = load_vec_part_##NAME(x + k, count - k, x[0]);                  \
+            const gp_mvec_##NAME inside = lane < GP_SPLAT(gp_mvec_##NAME, count - k);              \
+            gp_vec_##NAME v = load_vec_part_##NAME(x + k, count - k, x[0]);                        \
+            v = GP_SELECT(gp_mvec_##NAME, inside, v, first_row);                                  \
             if (kind == 'f') nan |= (gp_mvec_##NAME)(v != v);                                      \
             const gp_mvec_##NAME better = (gp_mvec_##NAME)BETTER(v, best[0]);                      \
             best[0] = GP_SELECT(gp_mvec_##NAME, better, v, best[0]);                               \
@@ -1078,31 +1087,36 @@ enum { ARG_VECTORS = 4 };
             best[0] = GP_SELECT(gp_mvec_##NAME, take, best[i], best[0]);                           \
             at[0] = GP_SELECT(gp_mvec_##NAME, take, at[i], at[0]);                                 \
         }                                                                                          \
-        gp_lane_##NAME value[L]; /* the best, folded in halves (maxima and minima: no branches) */ \
+        gp_lane_##NAME value[L]; /* each column's best, folded in halves (no branches) */         \
         memcpy(value, &best[0], sizeof value);                                                     \
-        GP_UNROLL(4)                                                                               \
-        for (int w = L / 2; w > 0; w /= 2)                                                         \
-            GP_UNROLL(16)                                                                          \
-            for (int j = 0; j < w; ++j) value[j] = BETTER(value[j + w], value[j]) ? value[j + w] : value[j]; \
-        const gp_mvec_##NAME holds = (gp_mvec_##NAME)(best[0] == GP_SPLAT(gp_vec_##NAME, value[0])); \
+        for (int64_t w = L / 2; w >= width; w /= 2)                                                \
+            for (int64_t j = 0; j < w; ++j) value[j] = BETTER(value[j + w], value[j]) ? value[j + w] : value[j]; \
+        gp_vec_##NAME column_best;                                                                 \
+        for (int j = 0; j < L; ++j) column_best[j] = value[j % width];                             \
+        const gp_mvec_##NAME holds = (gp_mvec_##NAME)(best[0] == column_best);                     \
         const gp_mask_##NAME none = (gp_mask_##NAME)(((uint64_t)1 << (8 * size - 1)) - 1);          \
         const gp_mvec_##NAME indices = GP_SELECT(gp_mvec_##NAME, holds, at[0], GP_SPLAT(gp_mvec_##NAME, none)); \
         gp_mask_##NAME first[L]; /* the least index of the lanes that hold it, folded alike */    \
         memcpy(first, &indices, sizeof first);                                                     \
-        GP_UNROLL(4)                                                                               \
-        for (int w = L / 2; w > 0; w /= 2)                                                         \
-            GP_UNROLL(16)                                                                          \
-            for (int j = 0; j < w; ++j) first[j] = first[j + w] < first[j] ? first[j + w] : first[j]; \
-        return first[0];                                                                           \
+        for (int64_t w = L / 2; w >= width; w /= 2)                                                \
+            for (int64_t j = 0; j < w; ++j) first[j] = first[j + w] < first[j] ? first[j + w] : first[j]; \
+        for (int64_t j = 0; j < width; ++j) index[j] = (int64_t)first[j] / width;                  \
+        return 0;                                                                                  \
     }
+
+/* The code of X only for elements of 4 and 8 bytes (`size` a literal 1, 2, 4 or 8). */
+#define GP_WIDE_ONLY(size, ...) GP_WIDE_ONLY_##size(__VA_ARGS__)
+#define GP_WIDE_ONLY_1(...)
+#define GP_WIDE_ONLY_2(...)
+#define GP_WIDE_ONLY_4(...) __VA_ARGS__
+#define GP_WIDE_ONLY_8(...) __VA_ARGS__
 
 #define GP_ARG_KERNELS(NAME, numpy_name, kind, size, host_type, device_type)                      \
     GP_ARG_COLUMNS(NAME, kind, size, min, GP_LESS, 0)                                              \
     GP_ARG_COLUMNS(NAME, kind, size, max, GP_GREATER, 0)                                           \
     GP_ARG_COLUMNS(NAME, kind, size, nanmin, GP_LESS, 1)                                           \
     GP_ARG_COLUMNS(NAME, kind, size, nanmax, GP_GREATER, 1)                                        \
-    GP_ARG_RUN(NAME, kind, size, min, GP_LESS)                                                     \
-    GP_ARG_RUN(NAME, kind, size, max, GP_GREATER)
+    GP_WIDE_ONLY(size, GP_ARG_RUN(NAME, kind, size, min, GP_LESS) GP_ARG_RUN(NAME, kind, size, max, GP_GREATER))
 GP_DTYPES(GP_ARG_KERNELS)
 #undef GP_ARG_KERNELS
 
@@ -2046,10 +2060,8 @@ GP_TRANSPOSE_KERNEL(8)
     t.find[GP_##NAME] = find_##NAME;                                                               \
     t.arg_columns[0][0][GP_##NAME] = arg_columns_min_##NAME;                                       \
     t.arg_columns[0][1][GP_##NAME] = arg_columns_max_##NAME;                                       \
-    if (size >= 4) {                                                                               \
-        t.arg_run[0][GP_##NAME] = arg_run_min_##NAME;                                              \
-        t.arg_run[1][GP_##NAME] = arg_run_max_##NAME;                                              \
-    }                                                                                              \
+    GP_WIDE_ONLY(size, t.arg_run[0][GP_##NAME] = arg_run_min_##NAME;                               \
+                       t.arg_run[1][GP_##NAME] = arg_run_max_##NAME;)                              \
     if (kind == 'f') {                                                                             \
         t.reduce_run[GP_ARGMIN][1][GP_ACC_SAME][GP_##NAME] = minmax_run_nanmin_##NAME;             \
         t.reduce_run[GP_ARGMAX][1][GP_ACC_SAME][GP_##NAME] = minmax_run_nanmax_##NAME;             \
@@ -2098,6 +2110,7 @@ static void fill_table(gp_cpu_kernels *table)
     gp_cpu_kernels t;
     memset(&t, 0, sizeof t);
     t.name = GP_ISA_NAME;
+    t.vector_bytes = GP_NATIVE_BYTES;
     GP_DTYPES(GP_REDUCE_ENTRIES)
     GP_DTYPES(GP_FAMILY_ENTRIES)
     GP_DTYPES(GP_SCAN_ENTRIES)
