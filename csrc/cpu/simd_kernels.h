@@ -1040,19 +1040,21 @@ enum { OP_IS_MAX_min = 0, OP_IS_MAX_max = 1, OP_IS_MAX_nanmin = 0, OP_IS_MAX_nan
  * with -1: the two passes then apply the NaN rules. */
 enum { ARG_VECTORS = 4 };
 #define GP_ARG_RUN(NAME, kind, size, OP, BETTER)                                                   \
-    static int arg_run_##OP##_##NAME(const void *in, int64_t rows, int64_t width, int64_t *index)  \
+    GP_INLINE int arg_run_of_##OP##_##NAME(const void *in, int64_t rows, const int width, int64_t *index) \
     {                                                                                              \
         enum { L = GP_NATIVE_BYTES / size, N = ARG_VECTORS };                                      \
         if (L % width != 0) return -1;                                                             \
         const gp_lane_##NAME *x = in;                                                              \
         const int64_t count = rows * width;                                                        \
-        gp_vec_##NAME first_row, best[N];                                                          \
-        gp_mvec_##NAME first_at, lane, at[N], next[N], nan = {0};                                  \
-        for (int j = 0; j < L; ++j) {                                                              \
-            lane[j] = (gp_mask_##NAME)j;                                                           \
-            first_at[j] = (gp_mask_##NAME)(j % width);                                             \
-            first_row[j] = x[j % width];                                                           \
-        }                                                                                          \
+        gp_vec_##NAME best[N];                                                                     \
+        gp_mvec_##NAME lane, at[N], next[N], nan = {0};                                            \
+        for (int j = 0; j < L; ++j) lane[j] = (gp_mask_##NAME)j;                                   \
+        const gp_mvec_##NAME first_at = lane & GP_SPLAT(gp_mvec_##NAME, width - 1); /* the lane's column */ \
+        /* Each lane's column's first element, and below its best: splats for one column, which GCC \
+         * would otherwise build lane by lane. */                                                  \
+        gp_vec_##NAME first_row = GP_SPLAT(gp_vec_##NAME, x[0]);                                   \
+        GP_UNROLL(16)                                                                              \
+        for (int j = 1; width > 1 && j < L; ++j) first_row[j] = x[j % width];                      \
         GP_UNROLL(4)                                                                               \
         for (int i = 0; i < N; ++i) {                                                              \
             best[i] = first_row;                                                                   \
@@ -1089,19 +1091,36 @@ enum { ARG_VECTORS = 4 };
         }                                                                                          \
         gp_lane_##NAME value[L]; /* each column's best, folded in halves (no branches) */         \
         memcpy(value, &best[0], sizeof value);                                                     \
-        for (int64_t w = L / 2; w >= width; w /= 2)                                                \
-            for (int64_t j = 0; j < w; ++j) value[j] = BETTER(value[j + w], value[j]) ? value[j + w] : value[j]; \
-        gp_vec_##NAME column_best;                                                                 \
-        for (int j = 0; j < L; ++j) column_best[j] = value[j % width];                             \
+        GP_UNROLL(4)                                                                               \
+        for (int w = L / 2; w >= width; w /= 2)                                                    \
+            GP_UNROLL(16)                                                                          \
+            for (int j = 0; j < w; ++j) value[j] = BETTER(value[j + w], value[j]) ? value[j + w] : value[j]; \
+        gp_vec_##NAME column_best = GP_SPLAT(gp_vec_##NAME, value[0]);                             \
+        GP_UNROLL(16)                                                                              \
+        for (int j = 1; width > 1 && j < L; ++j) column_best[j] = value[j % width];                \
         const gp_mvec_##NAME holds = (gp_mvec_##NAME)(best[0] == column_best);                     \
         const gp_mask_##NAME none = (gp_mask_##NAME)(((uint64_t)1 << (8 * size - 1)) - 1);          \
         const gp_mvec_##NAME indices = GP_SELECT(gp_mvec_##NAME, holds, at[0], GP_SPLAT(gp_mvec_##NAME, none)); \
         gp_mask_##NAME first[L]; /* the least index of the lanes that hold it, folded alike */    \
         memcpy(first, &indices, sizeof first);                                                     \
-        for (int64_t w = L / 2; w >= width; w /= 2)                                                \
-            for (int64_t j = 0; j < w; ++j) first[j] = first[j + w] < first[j] ? first[j + w] : first[j]; \
-        for (int64_t j = 0; j < width; ++j) index[j] = (int64_t)first[j] / width;                  \
+        GP_UNROLL(4)                                                                               \
+        for (int w = L / 2; w >= width; w /= 2)                                                    \
+            GP_UNROLL(16)                                                                          \
+            for (int j = 0; j < w; ++j) first[j] = first[j + w] < first[j] ? first[j + w] : first[j]; \
+        for (int j = 0; j < width; ++j) index[j] = (int64_t)first[j] / width;                      \
         return 0;                                                                                  \
+    }                                                                                              \
+    /* A loop per column count: its lane patterns and folds constant. */                           \
+    static int arg_run_##OP##_##NAME(const void *in, int64_t rows, int64_t width, int64_t *index)  \
+    {                                                                                              \
+        switch (width) {                                                                           \
+        case 1: return arg_run_of_##OP##_##NAME(in, rows, 1, index);                               \
+        case 2: return arg_run_of_##OP##_##NAME(in, rows, 2, index);                               \
+        case 4: return arg_run_of_##OP##_##NAME(in, rows, 4, index);                               \
+        case 8: return arg_run_of_##OP##_##NAME(in, rows, 8, index);                               \
+        case 16: return arg_run_of_##OP##_##NAME(in, rows, 16, index);                             \
+        default: return -1;                                                                        \
+        }                                                                                          \
     }
 
 /* The code of X only for elements of 4 and 8 bytes (`size` a literal 1, 2, 4 or 8). */
