@@ -62,6 +62,27 @@ def test_host_callables_agree_with_gpuprims(name, dtype):
         assert op.out_bytes(problem) == expected.nbytes
 
 
+@pytest.mark.skipif(not gpuprims.cuda_available(), reason="CUDA not available")
+@pytest.mark.parametrize("name", sorted(ops.OPS))
+def test_gpu_peers_agree_with_gpuprims_end_to_end(name):
+    """Each op's CuPy and PyTorch callables, end to end (upload, call, download), give gpuprims'
+    result: a peer that computes something else, or returns what the download cannot take (a
+    named tuple), is caught here rather than in a benchmark run.  8192 elements: longer than
+    convolve_long's mask, which cupyx.scipy.ndimage's results need."""
+    op = ops.OPS[name]
+    gpu = [peer for peer in peers.gpu_peers("cuda:0") if peer.offers(op)]
+    if not gpu:
+        pytest.skip("no GPU peer importable, or none offers this op")
+    for make in filter(None, (op.make, op.latency_make)):
+        problem = make(ops.Elements()(8192, "float32"))
+        expected = np.asarray(op.call(problem, device="cpu"))
+        for peer in gpu:
+            got = np.asarray(peer.e2e_call(op, problem)(problem.data))
+            assert got.shape == expected.shape, (peer.name, got.shape, expected.shape)
+            rtol = 3e-3 if op.primitive == "correlate" else 1e-4  # PyTorch may convolve in TF32
+            np.testing.assert_allclose(got, expected, rtol=rtol, atol=1e-6, err_msg=peer.name)
+
+
 def test_fit_recovers_constants_and_keeps_them_non_negative():
     bytes_ = np.geomspace(1e3, 1e8, 12)
     us = 5.0 + bytes_ / (4.0 * 1e3)  # 5 us fixed, 4 bytes per ns

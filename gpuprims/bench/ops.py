@@ -338,20 +338,28 @@ def ufunc_accumulate(name: str) -> Binder:
 
 
 def ndimage_call(name: str) -> Binder:
-    """The binder of ``cupyx.scipy.ndimage.<name>(x, mask, mode="constant")`` (zero fill)."""
+    """The binder of ``cupyx.scipy.ndimage.<name>(x, mask, mode="constant")`` (zero fill).  Its
+    result keeps the input's shape, so a mask longer than the input along an axis, where 'same'
+    mode is the mask's length, raises TypeError (the run skips that measurement)."""
     def bind(peer, problem: Problem) -> Callable[[Any], Any]:
+        if any(taps > size for taps, size in zip(problem.args[0].shape, problem.data.shape)):
+            raise TypeError("cupyx.scipy.ndimage keeps the input's shape: no 'same' result for a mask longer than it")
         function, weights = getattr(peer.module, name), peer.put(problem.args[0])
         return lambda x: function(x, weights, mode="constant")
     return bind
 
 
-def torch_call(name: str, **fixed) -> Binder:
-    """The binder of ``torch.<name>(x, **kwargs)`` (NumPy's ``axis`` is PyTorch's ``dim``)."""
+def torch_call(name: str, *, result_field: str | None = None, **fixed) -> Binder:
+    """The binder of ``torch.<name>(x, **kwargs)`` (NumPy's ``axis`` is PyTorch's ``dim``), or of
+    its result's ``result_field`` where torch returns a named tuple (``cummax``'s values and
+    indices)."""
     def bind(peer, problem: Problem) -> Callable[[Any], Any]:
         function = getattr(peer.module, name)
         kwargs = {("dim" if key == "axis" else key): value for key, value in problem.kwargs.items()}
         kwargs.update(fixed)
-        return lambda x: function(x, **kwargs)
+        if result_field is None:
+            return lambda x: function(x, **kwargs)
+        return lambda x: getattr(function(x, **kwargs), result_field)
     return bind
 
 
@@ -369,12 +377,12 @@ def torch_permute(peer, problem: Problem) -> Callable[[Any], Any]:
 
 def torch_convolution(peer, problem: Problem) -> Callable[[Any], Any]:
     """``torch.nn.functional.conv1d``/``conv2d``, 'same' mode: they correlate, so the mask is
-    flipped; the input and mask gain batch and channel axes of one."""
+    flipped; the input and mask gain batch and channel axes of one, which the result drops."""
     torch, taps = peer.module, problem.args[0]
     convolve = getattr(torch.nn.functional, f"conv{taps.ndim}d")
     weight = peer.put(np.ascontiguousarray(np.flip(taps))).view(1, 1, *taps.shape)
     padding = tuple(size // 2 for size in taps.shape)
-    return lambda x: convolve(x.view(1, 1, *x.shape), weight, padding=padding)
+    return lambda x: convolve(x.view(1, 1, *x.shape), weight, padding=padding)[0, 0]
 
 
 def _reduction(name: str, torch: Binder | None = None, pinned_rows: bool = False) -> Op:
@@ -415,7 +423,7 @@ OPS: dict[str, Op] = {op.name: op for op in (
        numpy=array_call("cumprod"), cupy=array_call("cumprod"), torch=torch_call("cumprod", dim=0)),
     # CuPy's ufunc accumulate supports only add and multiply: no CuPy peer for cummax
     Op("cummax", "scan", vector, same_bytes, gpuprims.cummax,
-       numpy=ufunc_accumulate("maximum"), torch=torch_call("cummax", dim=0)),
+       numpy=ufunc_accumulate("maximum"), torch=torch_call("cummax", result_field="values", dim=0)),
     Op("nancumsum", "scan", vector, scanned_bytes("nancumsum"), gpuprims.nancumsum,
        numpy=array_call("nancumsum"), cupy=array_call("nancumsum")),
     Op("transpose", "copy", matrix_transpose, same_bytes, gpuprims.transpose,
