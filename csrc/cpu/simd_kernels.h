@@ -1123,7 +1123,7 @@ enum { ARG_VECTORS = 4 };
         }                                                                                          \
     }
 
-/* The code of X only for elements of 4 and 8 bytes (`size` a literal 1, 2, 4 or 8). */
+/* Its arguments' code for elements of 4 and 8 bytes only (`size` a literal 1, 2, 4 or 8). */
 #define GP_WIDE_ONLY(size, ...) GP_WIDE_ONLY_##size(__VA_ARGS__)
 #define GP_WIDE_ONLY_1(...)
 #define GP_WIDE_ONLY_2(...)
