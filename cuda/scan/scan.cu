@@ -318,8 +318,9 @@ scan_tiles_kernel(const In *in, Out *out, int64_t n, int64_t tiles_per_row, Tile
     Out *out_tile = reinterpret_cast<Out *>(tile_storage[warp] + (in_place ? 0 : Tile::template bytes<In>));
 
     Tile::stage(in + warp_offset, warp_valid, in_tile);
-    Acc thread_total = Op::template identity<Acc>();
-    Tile::template visit<Op, Acc>(in_tile, warp_valid, [&](int, Acc x) { thread_total = op(thread_total, x); });
+    Acc thread_items[items];
+    Tile::template visit<Op, Acc>(in_tile, warp_valid, [&](int i, Acc x) { thread_items[i] = x; });
+    const Acc thread_total = thread_reduce<items>(op, [&](int i) { return thread_items[i]; });
     Acc block_total;
     const Acc thread_prefix = block_exclusive_scan<threads>(thread_total, op, scratch, block_total);
 
@@ -555,11 +556,7 @@ scan_pipeline_kernel(const In *in, Out *out, int64_t n, int64_t tiles_per_row, i
 #pragma unroll
                 for (int r = 0; r < Tuning::rows; ++r)
                     read_row(elements + g * Tuning::segment_items<In, Out>, r, valid, full, values[r]);
-                Acc partial = Op::template identity<Acc>();
-#pragma unroll
-                for (int r = 0; r < Tuning::rows; ++r)
-#pragma unroll
-                    for (int e = 0; e < E; ++e) partial = op(partial, values[r][e]);
+                const Acc partial = thread_reduce<Tuning::rows * E>(op, [&](int i) { return values[i / E][i % E]; });
                 const Acc total = warp_reduce(partial, op);
                 if (lane == 0) info.segment_prefix[g] = total;
             }
