@@ -96,3 +96,38 @@ def test_min_and_max_keep_negative_zeros(device, name, dtype, n):
     rows = np.stack([a, a])
     for axis in (0, 1):
         _assert_same_signs(getattr(gpuprims, name)(rows, axis=axis, device=device), getattr(np, name)(rows, axis=axis))
+
+
+def _ties_of_zeros(rng, dtype, n, name):
+    """Zeros of both signs among values the scan never picks: cummax and cummin tie on most
+    elements, and the outputs at the others show the sign of the running extreme."""
+    a = np.where(rng.random(n) < 0.5, -0.0, 0.0).astype(dtype)
+    a[rng.random(n) < 0.3] = -1.0 if name == "cummax" else 1.0
+    return a
+
+
+def _accumulate(name, a):
+    return (np.maximum if name == "cummax" else np.minimum).accumulate(a, axis=-1)
+
+
+# float16 is left out: NumPy's half-precision maximum and minimum keep the earlier of two tied
+# zeros (np.maximum.accumulate(np.array([-0.0, 0.0], np.float16)) is [-0.0, -0.0]); gpuprims, as
+# for float32, the later.
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("n", SIZES + [2**20 + 3])
+@pytest.mark.parametrize("name", ["cummax", "cummin"])
+def test_extreme_scans_keep_the_latest_zeros_sign(device, rng, name, dtype, n):
+    """A tie goes to the later element, as in NumPy's accumulate (np.maximum.accumulate([-0.0, 0.0,
+    -0.0]) is [-0.0, 0.0, -0.0]), however the scan groups a thread's, a tile's or a CPU thread's
+    piece's elements.  (The CPU backend's lanes gave the earlier zero's sign from 16 elements on.)"""
+    a = _ties_of_zeros(rng, dtype, n, name)
+    _assert_same_signs(getattr(gpuprims, name)(a, device=device), _accumulate(name, a))
+
+
+@pytest.mark.skipif(not gpuprims.cuda_available(), reason="CUDA not available")
+@pytest.mark.parametrize("name", ["cummax", "cummin"])
+def test_extreme_scans_of_long_device_rows_keep_the_latest_zeros_sign(rng, name):
+    """Rows past the pipelined tile scan's threshold on Hopper (4 x 6 x 132 tiles of 9216 float32,
+    test_scan.py's LONG_ROWS), whose reduce warps fold each lane's elements before the scan."""
+    a = _ties_of_zeros(rng, "float32", (2, 2**25 + 3), name)
+    _assert_same_signs(getattr(gpuprims, name)(gpuprims.to_device(a), axis=-1).get(), _accumulate(name, a))

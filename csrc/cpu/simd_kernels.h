@@ -1377,6 +1377,8 @@ GP_INLINE void f64_scan_total_end(const gp_f64v *t, gp_partial *total, const gp_
 
 /* Whether any order of combination gives the same values (words), which the narrow columns use. */
 enum { word_scan_exact = 1, f64_scan_exact = 0, f32_scan_exact = 0 };
+/* Whether the kind's lanes are floats, whose min and max may tie on zeros of two signs. */
+enum { word_scan_float = 0, f64_scan_float = 1, f32_scan_float = 1 };
 
 /* Whether a float sum's or product's outputs may hold an inf or NaN (fp_errors.c then looks, and
  * settles them), found at no cost a vector: an inf or NaN in the input or the offset leaves the
@@ -1472,12 +1474,27 @@ GP_SCAN_WATCH_END(f32, gp_f32v)
         const VEC last = llast_##SUFFIX(s);                                                        \
         GP_UNROLL(16)                                                                              \
         for (int p = 0; p < GP_PARTS; ++p) {                                                       \
-            const VEC r = combine_##SUFFIX(exclusive ? shifted[p] : s[p], *carry, op, IS_SIGNED);  \
+            const VEC r = combine_##SUFFIX(*carry, exclusive ? shifted[p] : s[p], op, IS_SIGNED);  \
             PREFIX##_scan_store(out, p, r, n - p * NL, out_size);                                  \
             PREFIX##_scan_half_check(rounded_inf, r, out_size);                                    \
         }                                                                                          \
         if (t != NULL) PREFIX##_scan_total_add(t, v, op, IS_SIGNED);                               \
         *carry = combine_##SUFFIX(*carry, last, op, IS_SIGNED);                                    \
+    }                                                                                              \
+    /* A float min's or max's total of x[0, count) that is a zero: the lanes' fold kept some zero's \
+     * sign, NumPy's accumulate keeps the last one's (a tie goes to the later element), which the   \
+     * last zero gives; a search back, only for a total of zero. */                                 \
+    GP_INLINE void PREFIX##_scan_total_zero_##NAME(const gp_lane_##NAME *x, int64_t count, gp_partial *total, \
+                                                   const gp_op op)                                 \
+    {                                                                                              \
+        if (!PREFIX##_scan_float || (op != GP_MIN && op != GP_MAX) || total->f != 0.0) return;     \
+        for (int64_t j = count - 1; j >= 0; --j) {                                                 \
+            const double value = (double)LANES(x + j, 1)[0];                                       \
+            if (value == 0.0) {                                                                    \
+                total->f = value;                                                                  \
+                return;                                                                            \
+            }                                                                                      \
+        }                                                                                          \
     }                                                                                              \
     GP_INLINE void PREFIX##_scan_total_##NAME(const void *in, int64_t count, gp_partial *total, const gp_op op, \
                                               const int skip_nan)                                  \
@@ -1492,6 +1509,7 @@ GP_SCAN_WATCH_END(f32, gp_f32v)
             PREFIX##_scan_total_add(t, v, op, IS_SIGNED);                                          \
         }                                                                                          \
         PREFIX##_scan_total_end(t, total, op, IS_SIGNED);                                          \
+        PREFIX##_scan_total_zero_##NAME(x, count, total, op);                                      \
     }                                                                                              \
     GP_INLINE void PREFIX##_scan_body_##NAME(const void *in, int64_t count, void *out, const int exclusive, \
                                              int out_size, const gp_partial *offset, gp_partial *total, \
@@ -1512,7 +1530,10 @@ GP_SCAN_WATCH_END(f32, gp_f32v)
         if (k < count)                                                                             \
             PREFIX##_scan_step_##NAME(x + k, count - k, (char *)out + k * out_size, exclusive, out_size, &carry, \
                                       kept, &rounded_inf, op, skip_nan);                           \
-        if (total != NULL) PREFIX##_scan_total_end(t, total, op, IS_SIGNED);                       \
+        if (total != NULL) {                                                                       \
+            PREFIX##_scan_total_end(t, total, op, IS_SIGNED);                                      \
+            PREFIX##_scan_total_zero_##NAME(x, count, total, op);                                  \
+        }                                                                                          \
         if (PREFIX##_scan_watch_end(watch, &carry, 1, rounded_inf, op)) *non_finite = 1;           \
     }                                                                                              \
     /* the run loop: `exclusive` and whether the total is wanted constants in the body, so that    \
