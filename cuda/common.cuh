@@ -173,6 +173,23 @@ struct MaxOp {
     }
 };
 
+// float16's min and max: a tie (two zeros of either sign) goes to the earlier element, as in NumPy's
+// half-precision loops (a >= b ? a : b), where its float32 and float64 loops give it to the later
+// (np.maximum.accumulate([-0.0, 0.0]) is [-0.0, 0.0], for float16 [-0.0, -0.0]).
+struct HalfMinOp : MinOp {
+    template <class T> __device__ __forceinline__ T operator()(T a, T b) const
+    {
+        return (is_nan(a) || a <= b) ? a : b;
+    }
+};
+
+struct HalfMaxOp : MaxOp {
+    template <class T> __device__ __forceinline__ T operator()(T a, T b) const
+    {
+        return (is_nan(a) || a >= b) ? a : b;
+    }
+};
+
 // An operator that reads NaN elements as its identity (nancumsum reads them as 0, nancumprod as 1):
 // Op itself for combining partials, which stay NaN where the data's own arithmetic made one.
 template <class Op> struct IgnoreNan : Op {};
@@ -186,12 +203,13 @@ template <class Op>
 inline constexpr bool is_sum = cuda::std::is_base_of_v<SumOp, typename plain_operator<Op>::type>;
 
 // Whether Op gives the same bits however a run of Acc values is grouped (kept in order): integer
-// arithmetic wraps exactly, and min and max pick an element (the first NaN, else the last of the
-// equal extremes: the ties' zeros keep their signs).  Float sums and products round per grouping.
+// arithmetic wraps exactly, and min and max pick an element (the first NaN, else the last, or for
+// float16 the first, of the equal extremes: the ties' zeros keep their signs).  Float sums and
+// products round per grouping.
 template <class Op, class Acc>
 inline constexpr bool regroups_exactly =
-    cuda::std::is_integral_v<Acc> || cuda::std::is_same_v<typename plain_operator<Op>::type, MinOp> ||
-    cuda::std::is_same_v<typename plain_operator<Op>::type, MaxOp>;
+    cuda::std::is_integral_v<Acc> || cuda::std::is_base_of_v<MinOp, typename plain_operator<Op>::type> ||
+    cuda::std::is_base_of_v<MaxOp, typename plain_operator<Op>::type>;
 
 // A scan's running sum as NumPy's start from +0.0 would make it: a sum of negative zeros alone,
 // -0.0 from ScanSumOp, becomes +0.0; any other value, and other operators' values, as they are.

@@ -110,24 +110,42 @@ def _accumulate(name, a):
     return (np.maximum if name == "cummax" else np.minimum).accumulate(a, axis=-1)
 
 
-# float16 is left out: NumPy's half-precision maximum and minimum keep the earlier of two tied
-# zeros (np.maximum.accumulate(np.array([-0.0, 0.0], np.float16)) is [-0.0, -0.0]); gpuprims, as
-# for float32, the later.
-@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("dtype", FLOATS)
 @pytest.mark.parametrize("n", SIZES + [2**20 + 3])
 @pytest.mark.parametrize("name", ["cummax", "cummin"])
-def test_extreme_scans_keep_the_latest_zeros_sign(device, rng, name, dtype, n):
-    """A tie goes to the later element, as in NumPy's accumulate (np.maximum.accumulate([-0.0, 0.0,
-    -0.0]) is [-0.0, 0.0, -0.0]), however the scan groups a thread's, a tile's or a CPU thread's
-    piece's elements.  (The CPU backend's lanes gave the earlier zero's sign from 16 elements on.)"""
+def test_extreme_scans_keep_the_tied_zeros_sign(device, rng, name, dtype, n):
+    """A tie goes to the later element, as in NumPy's float32 and float64 accumulate
+    (np.maximum.accumulate([-0.0, 0.0, -0.0]) is [-0.0, 0.0, -0.0]), and to the earlier in its
+    float16 one ([-0.0, -0.0, -0.0]), however the scan groups a thread's, a tile's or a CPU
+    thread's piece's elements.  (The CPU backend's lanes gave float32's ties to the earlier
+    element from 16 elements on, and float16's to the later.)"""
     a = _ties_of_zeros(rng, dtype, n, name)
     _assert_same_signs(getattr(gpuprims, name)(a, device=device), _accumulate(name, a))
 
 
 @pytest.mark.skipif(not gpuprims.cuda_available(), reason="CUDA not available")
 @pytest.mark.parametrize("name", ["cummax", "cummin"])
-def test_extreme_scans_of_long_device_rows_keep_the_latest_zeros_sign(rng, name):
+def test_extreme_scans_of_long_device_rows_keep_the_tied_zeros_sign(rng, name):
     """Rows past the pipelined tile scan's threshold on Hopper (4 x 6 x 132 tiles of 9216 float32,
     test_scan.py's LONG_ROWS), whose reduce warps fold each lane's elements before the scan."""
-    a = _ties_of_zeros(rng, "float32", (2, 2**25 + 3), name)
-    _assert_same_signs(getattr(gpuprims, name)(gpuprims.to_device(a), axis=-1).get(), _accumulate(name, a))
+    for dtype, shape in (("float32", (2, 2**25 + 3)), ("float16", (2**26 + 5,))):
+        a = _ties_of_zeros(rng, dtype, shape, name)
+        _assert_same_signs(getattr(gpuprims, name)(gpuprims.to_device(a), axis=-1).get(), _accumulate(name, a))
+
+
+@pytest.mark.parametrize("name", ["cummax", "cummin"])
+def test_extreme_scans_tie_rules_on_every_instruction_set(rng, name):
+    """The CPU backend's vector loops of each instruction set this CPU runs (test_cpu_backend's
+    isas): flat, along rows and along columns, wide and narrow."""
+    order = ["baseline", "avx2", "avx512"]
+    best = gpuprims._core.cpu_info()["isa"]
+    try:
+        for isa in order[:order.index(best) + 1]:
+            gpuprims._core._set_cpu_isa(isa)
+            for dtype in FLOATS:
+                for shape, axis in (((5003,), -1), ((300, 70), 0), ((70, 300), 1), ((4096, 4), 0), ((3, 9000), 1)):
+                    a = _ties_of_zeros(rng, dtype, shape, name)
+                    expected = (np.maximum if name == "cummax" else np.minimum).accumulate(a, axis=axis)
+                    _assert_same_signs(getattr(gpuprims, name)(a, axis=axis, device="cpu"), expected)
+    finally:
+        gpuprims._core._set_cpu_isa(best)

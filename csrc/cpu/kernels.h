@@ -155,18 +155,24 @@ static inline gp_acc_kind gp_scan_acc(gp_dtype in, gp_dtype out)
     return (out == GP_FLOAT32 || out == GP_FLOAT16) && (in == GP_FLOAT32 || in == GP_FLOAT16) ? GP_ACC_F32 : GP_ACC_F64;
 }
 
-/* A scan's operator on partials of kind `acc` (GP_ACC_WORD: u, whose min and max compare as signed
- * for signed inputs, their values sign-extended; the float kinds: f, where NaN wins min and max as
- * in numpy.minimum/maximum): *a = *a op *b; and the operator's identity (a float sum's: -0.0). */
-static inline void gp_scan_combine(gp_acc_kind acc, gp_op op, int is_signed, gp_partial *a, const gp_partial *b)
+/* How a scan's min and max compare, for its input dtype: words of a signed dtype as signed (their
+ * values sign-extended); and float16 gives a tie of two zeros to the earlier element, as NumPy's
+ * half-precision loops (a >= b ? a : b), where its float32 and float64 loops give it to the later
+ * (np.maximum.accumulate([-0.0, 0.0]) is [-0.0, 0.0], for float16 [-0.0, -0.0]).  1 for either. */
+static inline int gp_minmax_rule(gp_dtype in) { return gp_dtype_is_signed(in) || in == GP_FLOAT16; }
+
+/* A scan's operator on partials of kind `acc` (GP_ACC_WORD: u; the float kinds: f, where NaN wins
+ * min and max as in numpy.minimum/maximum), with min and max by `rule` (gp_minmax_rule): *a = *a op
+ * *b, b the later partial; and the operator's identity (a float sum's: -0.0). */
+static inline void gp_scan_combine(gp_acc_kind acc, gp_op op, int rule, gp_partial *a, const gp_partial *b)
 {
     if (acc == GP_ACC_WORD) {
         const uint64_t x = a->u, y = b->u;
         switch (op) {
         case GP_SUM: a->u = x + y; break;
         case GP_PROD: a->u = x * y; break;
-        case GP_MIN: a->u = (is_signed ? (int64_t)y < (int64_t)x : y < x) ? y : x; break;
-        default: a->u = (is_signed ? (int64_t)y > (int64_t)x : y > x) ? y : x; break;
+        case GP_MIN: a->u = (rule ? (int64_t)y < (int64_t)x : y < x) ? y : x; break;
+        default: a->u = (rule ? (int64_t)y > (int64_t)x : y > x) ? y : x; break;
         }
         return;
     }
@@ -174,19 +180,19 @@ static inline void gp_scan_combine(gp_acc_kind acc, gp_op op, int is_signed, gp_
     switch (op) {
     case GP_SUM: a->f = x + y; break;
     case GP_PROD: a->f = x * y; break;
-    case GP_MIN: a->f = x != x || x < y ? x : y; break;
-    default: a->f = x != x || x > y ? x : y; break;
+    case GP_MIN: a->f = x != x || x < y || (rule && x == y) ? x : y; break;
+    default: a->f = x != x || x > y || (rule && x == y) ? x : y; break;
     }
 }
 
-static inline gp_partial gp_scan_identity(gp_op op, int is_signed)
+static inline gp_partial gp_scan_identity(gp_op op, int rule)
 {
     gp_partial identity = {.f = 0.0};
     switch (op) {
     case GP_SUM: identity.f = -0.0; break;
     case GP_PROD: identity.f = 1.0, identity.u = 1; break;
-    case GP_MIN: identity.f = __builtin_inf(), identity.u = is_signed ? (uint64_t)INT64_MAX : UINT64_MAX; break;
-    default: identity.f = -__builtin_inf(), identity.u = is_signed ? (uint64_t)INT64_MIN : 0; break;
+    case GP_MIN: identity.f = __builtin_inf(), identity.u = rule ? (uint64_t)INT64_MAX : UINT64_MAX; break;
+    default: identity.f = -__builtin_inf(), identity.u = rule ? (uint64_t)INT64_MIN : 0; break;
     }
     return identity;
 }

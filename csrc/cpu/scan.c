@@ -32,7 +32,7 @@ typedef struct {
     const gp_copy_args *view; /* the input's strided view, read a piece at a time, or NULL */
     char *out;
     gp_acc_kind acc;
-    int is_signed; /* min and max of words compare as signed */
+    int rule; /* how min and max compare: gp_minmax_rule */
     gp_scan_run_fn run;
     gp_scan_total_fn total;
     gp_scan_columns_fn columns;
@@ -53,7 +53,7 @@ typedef struct {
  * inclusive sum's first output the first element). */
 static gp_partial first_offset(const scan_job *job, int64_t row)
 {
-    gp_partial offset = gp_scan_identity(job->desc->op, job->is_signed);
+    gp_partial offset = gp_scan_identity(job->desc->op, job->rule);
     if (job->desc->initial != NULL) {
         if (job->acc == GP_ACC_WORD) offset.u = ((const uint64_t *)job->desc->initial)[row];
         else offset.f = ((const double *)job->desc->initial)[row];
@@ -65,7 +65,7 @@ static gp_partial first_offset(const scan_job *job, int64_t row)
 
 static void add_total(const scan_job *job, gp_partial *offset, const gp_partial *total)
 {
-    gp_scan_combine(job->acc, job->desc->op, job->is_signed, offset, total);
+    gp_scan_combine(job->acc, job->desc->op, job->rule, offset, total);
 }
 
 /* The pieces' totals of `rows` rows (offsets[row * pieces + piece]) replaced by their offsets: each
@@ -353,7 +353,7 @@ int gp_cpu_scan(const gp_call *call, gp_error *err)
     const gp_cpu_kernels *kernels = gp_cpu_kernels_get();
     scan_job job = {.desc = d, .in = call->in, .view = call->in_view, .out = call->out};
     job.acc = gp_scan_acc(d->in_dtype, d->out_dtype);
-    job.is_signed = gp_dtype_is_signed(d->in_dtype);
+    job.rule = gp_minmax_rule(d->in_dtype);
     const int skip_nan = d->skip_nan && gp_dtype_is_float(d->in_dtype); /* as the CUDA backend: no NaN in integers */
     job.run = kernels->scan_run[d->op][skip_nan][job.acc][d->in_dtype];
     job.total = kernels->scan_total[d->op][skip_nan][job.acc][d->in_dtype];

@@ -181,12 +181,12 @@ GP_INLINE double lf64_sum(const gp_f64v *v) { return lf64_fold(v, GP_SUM); }
 GP_INLINE double lf64_product(const gp_f64v *v) { return lf64_fold(v, GP_PROD); }
 
 /* The 8 words of a logical vector combined in lane order (gp_scan_combine's word operators). */
-GP_INLINE uint64_t lu64_fold(const gp_u64v *v, const gp_op op, const int is_signed)
+GP_INLINE uint64_t lu64_fold(const gp_u64v *v, const gp_op op, const int rule)
 {
-    gp_partial total = gp_scan_identity(op, is_signed), lane = total;
+    gp_partial total = gp_scan_identity(op, rule), lane = total;
     for (int j = 0; j < 8; ++j) {
         lane.u = v[j / GP_NL64][j % GP_NL64];
-        gp_scan_combine(GP_ACC_WORD, op, is_signed, &total, &lane);
+        gp_scan_combine(GP_ACC_WORD, op, rule, &total, &lane);
     }
     return total.u;
 }
@@ -1196,55 +1196,55 @@ GP_INLINE gp_u64v gp_window_u64(gp_u64v a, gp_u64v b, int by)
 #endif
 
 /* The scans' operators (gp_op) on the lanes of each kind, with their identities: u64 (word lanes:
- * integer sums and products wrap; min and max compare as signed where the input is, its values
- * sign-extended), f64 and f32 (a NaN wins min and max, as in numpy.minimum/maximum).  `op` and
- * `is_signed` are constants in every loop, which is compiled per operator. */
-GP_INLINE gp_u64v combine_u64(gp_u64v a, gp_u64v b, const gp_op op, const int is_signed)
+ * integer sums and products wrap; min and max compare as signed where `rule` says (gp_minmax_rule),
+ * their values sign-extended), f64 and f32 (a NaN wins min and max, as in numpy.minimum/maximum; a
+ * tie goes to b, the later element, or with `rule` (float16) to a).  `op` and `rule` are constants
+ * in every loop, which is compiled per operator and dtype. */
+GP_INLINE gp_u64v combine_u64(gp_u64v a, gp_u64v b, const gp_op op, const int rule)
 {
     switch (op) {
     case GP_SUM: return a + b;
     case GP_PROD: return a * b;
-    case GP_MIN: return GP_SELECT(gp_i64v, is_signed ? (gp_i64v)b < (gp_i64v)a : b < a, b, a);
-    default: return GP_SELECT(gp_i64v, is_signed ? (gp_i64v)b > (gp_i64v)a : b > a, b, a);
+    case GP_MIN: return GP_SELECT(gp_i64v, rule ? (gp_i64v)b < (gp_i64v)a : b < a, b, a);
+    default: return GP_SELECT(gp_i64v, rule ? (gp_i64v)b > (gp_i64v)a : b > a, b, a);
     }
 }
 #define GP_FLOAT_COMBINE(TYPE, SUFFIX, MASK)                                                       \
-    GP_INLINE TYPE combine_##SUFFIX(TYPE a, TYPE b, const gp_op op, const int is_signed)           \
+    GP_INLINE TYPE combine_##SUFFIX(TYPE a, TYPE b, const gp_op op, const int rule)                \
     {                                                                                              \
-        (void)is_signed;                                                                           \
         switch (op) {                                                                              \
         case GP_SUM: return a + b;                                                                 \
         case GP_PROD: return a * b;                                                                \
-        case GP_MIN: return GP_SELECT(MASK, (a != a) | (a < b), a, b);                             \
-        default: return GP_SELECT(MASK, (a != a) | (a > b), a, b);                                 \
+        case GP_MIN: return GP_SELECT(MASK, (a != a) | (a < b) | (rule ? a == b : a != a), a, b);  \
+        default: return GP_SELECT(MASK, (a != a) | (a > b) | (rule ? a == b : a != a), a, b);      \
         }                                                                                          \
     }
 GP_FLOAT_COMBINE(gp_f64v, f64, gp_i64v)
 GP_FLOAT_COMBINE(gp_f32v, f32, gp_i32v)
 #undef GP_FLOAT_COMBINE
-GP_INLINE gp_u64v identity_u64(const gp_op op, const int is_signed)
+GP_INLINE gp_u64v identity_u64(const gp_op op, const int rule)
 {
-    return GP_SPLAT(gp_u64v, gp_scan_identity(op, is_signed).u);
+    return GP_SPLAT(gp_u64v, gp_scan_identity(op, rule).u);
 }
-GP_INLINE gp_f64v identity_f64(const gp_op op, const int is_signed)
+GP_INLINE gp_f64v identity_f64(const gp_op op, const int rule)
 {
-    return GP_SPLAT(gp_f64v, gp_scan_identity(op, is_signed).f);
+    return GP_SPLAT(gp_f64v, gp_scan_identity(op, rule).f);
 }
-GP_INLINE gp_f32v identity_f32(const gp_op op, const int is_signed)
+GP_INLINE gp_f32v identity_f32(const gp_op op, const int rule)
 {
-    return GP_SPLAT(gp_f32v, (float)gp_scan_identity(op, is_signed).f);
+    return GP_SPLAT(gp_f32v, (float)gp_scan_identity(op, rule).f);
 }
 /* What a NaN-skipping scan reads a NaN as: NumPy's nancumsum reads +0.0, not the identity (-0.0,
  * which would keep a run of NaNs and negative zeros negative); a product's identity, 1.  Integers
  * hold no NaN. */
-GP_INLINE gp_u64v nan_as_u64(const gp_op op, const int is_signed) { return identity_u64(op, is_signed); }
-GP_INLINE gp_f64v nan_as_f64(const gp_op op, const int is_signed)
+GP_INLINE gp_u64v nan_as_u64(const gp_op op, const int rule) { return identity_u64(op, rule); }
+GP_INLINE gp_f64v nan_as_f64(const gp_op op, const int rule)
 {
-    return op == GP_SUM ? GP_SPLAT(gp_f64v, 0.0) : identity_f64(op, is_signed);
+    return op == GP_SUM ? GP_SPLAT(gp_f64v, 0.0) : identity_f64(op, rule);
 }
-GP_INLINE gp_f32v nan_as_f32(const gp_op op, const int is_signed)
+GP_INLINE gp_f32v nan_as_f32(const gp_op op, const int rule)
 {
-    return op == GP_SUM ? GP_SPLAT(gp_f32v, 0.0f) : identity_f32(op, is_signed);
+    return op == GP_SUM ? GP_SPLAT(gp_f32v, 0.0f) : identity_f32(op, rule);
 }
 
 /* Logical vectors (GP_PARTS natives of LANES lanes) shifted up by `by` lanes (a constant: 1, 2, 4
@@ -1262,19 +1262,19 @@ GP_INLINE gp_f32v nan_as_f32(const gp_op op, const int is_signed)
             else out[p] = (TYPE)WINDOW((WINDOW_TYPE)(p > 0 ? in[p - 1] : z), (WINDOW_TYPE)in[p], by); \
         }                                                                                          \
     }                                                                                              \
-    GP_INLINE void lscan_step_##SUFFIX(TYPE *v, TYPE z, int by, const gp_op op, const int is_signed) \
+    GP_INLINE void lscan_step_##SUFFIX(TYPE *v, TYPE z, int by, const gp_op op, const int rule) \
     {                                                                                              \
         TYPE shifted[GP_PARTS];                                                                    \
         lshift_##SUFFIX(shifted, v, z, by);                                                        \
         GP_UNROLL(16)                                                                              \
-        for (int p = 0; p < GP_PARTS; ++p) v[p] = combine_##SUFFIX(shifted[p], v[p], op, is_signed); \
+        for (int p = 0; p < GP_PARTS; ++p) v[p] = combine_##SUFFIX(shifted[p], v[p], op, rule); \
     }                                                                                              \
-    GP_INLINE void lscan_##SUFFIX(TYPE *v, TYPE z, const gp_op op, const int is_signed)            \
+    GP_INLINE void lscan_##SUFFIX(TYPE *v, TYPE z, const gp_op op, const int rule)            \
     {                                                                                              \
-        lscan_step_##SUFFIX(v, z, 1, op, is_signed);                                               \
-        lscan_step_##SUFFIX(v, z, 2, op, is_signed);                                               \
-        lscan_step_##SUFFIX(v, z, 4, op, is_signed);                                               \
-        if (LOGICAL_LANES > 8) lscan_step_##SUFFIX(v, z, 8, op, is_signed);                        \
+        lscan_step_##SUFFIX(v, z, 1, op, rule);                                               \
+        lscan_step_##SUFFIX(v, z, 2, op, rule);                                               \
+        lscan_step_##SUFFIX(v, z, 4, op, rule);                                               \
+        if (LOGICAL_LANES > 8) lscan_step_##SUFFIX(v, z, 8, op, rule);                        \
     }                                                                                              \
     GP_INLINE TYPE llast_##SUFFIX(const TYPE *v)                                                   \
     {                                                                                              \
@@ -1288,13 +1288,13 @@ GP_INLINE gp_f32v nan_as_f32(const gp_op op, const int is_signed)
             else out[p] = (TYPE)WINDOW((WINDOW_TYPE)in[(p + GP_PARTS - 1) % GP_PARTS], (WINDOW_TYPE)in[p], by); \
         }                                                                                          \
     }                                                                                              \
-    GP_INLINE void lspread_##SUFFIX(TYPE *v, int width, const gp_op op, const int is_signed)       \
+    GP_INLINE void lspread_##SUFFIX(TYPE *v, int width, const gp_op op, const int rule)       \
     {                                                                                              \
         for (int by = width; by < LOGICAL_LANES; by *= 2) {                                        \
             TYPE rotated[GP_PARTS];                                                                \
             lrotate_##SUFFIX(rotated, v, by);                                                      \
             GP_UNROLL(16)                                                                          \
-            for (int p = 0; p < GP_PARTS; ++p) v[p] = combine_##SUFFIX(v[p], rotated[p], op, is_signed); \
+            for (int p = 0; p < GP_PARTS; ++p) v[p] = combine_##SUFFIX(v[p], rotated[p], op, rule); \
         }                                                                                          \
     }
 GP_LOGICAL_SCAN(gp_f32v, f32, GP_NL32, gp_f32v, gp_window_f32, 16)
@@ -1342,17 +1342,17 @@ GP_INLINE gp_f32v f32_scan_carry(const gp_partial *offset) { return GP_SPLAT(gp_
 
 /* The total's lanes: combined with a logical vector (float lanes: the low and high 8 of it, in
  * double), and folded. */
-GP_INLINE void word_scan_total_add(gp_u64v *t, const gp_u64v *v, const gp_op op, const int is_signed)
+GP_INLINE void word_scan_total_add(gp_u64v *t, const gp_u64v *v, const gp_op op, const int rule)
 {
     GP_UNROLL(16)
-    for (int p = 0; p < GP_PARTS; ++p) t[p] = combine_u64(t[p], v[p], op, is_signed);
+    for (int p = 0; p < GP_PARTS; ++p) t[p] = combine_u64(t[p], v[p], op, rule);
 }
-GP_INLINE void f64_scan_total_add(gp_f64v *t, const gp_f64v *v, const gp_op op, const int is_signed)
+GP_INLINE void f64_scan_total_add(gp_f64v *t, const gp_f64v *v, const gp_op op, const int rule)
 {
     GP_UNROLL(16)
-    for (int p = 0; p < GP_PARTS; ++p) t[p] = combine_f64(t[p], v[p], op, is_signed);
+    for (int p = 0; p < GP_PARTS; ++p) t[p] = combine_f64(t[p], v[p], op, rule);
 }
-GP_INLINE void f32_scan_total_add(gp_f64v *t, const gp_f32v *v, const gp_op op, const int is_signed)
+GP_INLINE void f32_scan_total_add(gp_f64v *t, const gp_f32v *v, const gp_op op, const int rule)
 {
     gp_f64v wide[2 * GP_PARTS];
     GP_UNROLL(16)
@@ -1362,15 +1362,15 @@ GP_INLINE void f32_scan_total_add(gp_f64v *t, const gp_f32v *v, const gp_op op, 
     }
     GP_UNROLL(16)
     for (int p = 0; p < GP_PARTS; ++p)
-        t[p] = combine_f64(t[p], combine_f64(wide[p], wide[GP_PARTS + p], op, is_signed), op, is_signed);
+        t[p] = combine_f64(t[p], combine_f64(wide[p], wide[GP_PARTS + p], op, rule), op, rule);
 }
-GP_INLINE void word_scan_total_end(const gp_u64v *t, gp_partial *total, const gp_op op, const int is_signed)
+GP_INLINE void word_scan_total_end(const gp_u64v *t, gp_partial *total, const gp_op op, const int rule)
 {
-    total->u = lu64_fold(t, op, is_signed);
+    total->u = lu64_fold(t, op, rule);
 }
-GP_INLINE void f64_scan_total_end(const gp_f64v *t, gp_partial *total, const gp_op op, const int is_signed)
+GP_INLINE void f64_scan_total_end(const gp_f64v *t, gp_partial *total, const gp_op op, const int rule)
 {
-    (void)is_signed;
+    (void)rule;
     total->f = lf64_fold(t, op);
 }
 #define f32_scan_total_end f64_scan_total_end
@@ -1446,12 +1446,12 @@ GP_SCAN_WATCH_END(f32, gp_f32v)
  * SUFFIX their operators (combine_SUFFIX, identity_SUFFIX) and logical scans (lscan_SUFFIX ...), NL
  * lanes a native vector and LOGICAL a logical one, TVEC the total's (TSUFFIX its identity), LANES(x,
  * n) the dtype's first n elements of a native vector.  Loaded lanes past n become the identity; with
- * skip_nan, NaN lanes too.  IS_SIGNED: the dtype is a signed integer. */
-#define GP_SCAN_KIND(NAME, PREFIX, VEC, SUFFIX, NL, LOGICAL, TVEC, TSUFFIX, LANES, IS_SIGNED)        \
+ * skip_nan, NaN lanes too.  RULE: min and max's gp_minmax_rule for the dtype. */
+#define GP_SCAN_KIND(NAME, PREFIX, VEC, SUFFIX, NL, LOGICAL, TVEC, TSUFFIX, LANES, RULE)           \
     GP_INLINE void PREFIX##_scan_load_##NAME(const gp_lane_##NAME *x, int64_t n, VEC *v, const gp_op op, \
                                              const int skip_nan)                                   \
     {                                                                                              \
-        const VEC identity = identity_##SUFFIX(op, IS_SIGNED), nan_as = nan_as_##SUFFIX(op, IS_SIGNED); \
+        const VEC identity = identity_##SUFFIX(op, RULE), nan_as = nan_as_##SUFFIX(op, RULE); \
         GP_UNROLL(16)                                                                              \
         for (int p = 0; p < GP_PARTS; ++p) {                                                       \
             const int64_t m = n - p * NL;                                                          \
@@ -1465,31 +1465,31 @@ GP_SCAN_WATCH_END(f32, gp_f32v)
                                              int out_size, VEC *carry, TVEC *t, PREFIX##_scan_mask *rounded_inf, \
                                              const gp_op op, const int skip_nan)                   \
     {                                                                                              \
-        const VEC identity = identity_##SUFFIX(op, IS_SIGNED);                                     \
+        const VEC identity = identity_##SUFFIX(op, RULE);                                     \
         VEC v[GP_PARTS], s[GP_PARTS], shifted[GP_PARTS];                                           \
         PREFIX##_scan_load_##NAME(x, n, v, op, skip_nan);                                          \
         memcpy(s, v, sizeof s);                                                                    \
-        lscan_##SUFFIX(s, identity, op, IS_SIGNED);                                                \
+        lscan_##SUFFIX(s, identity, op, RULE);                                                \
         if (exclusive) lshift_##SUFFIX(shifted, s, identity, 1);                                   \
         const VEC last = llast_##SUFFIX(s);                                                        \
         GP_UNROLL(16)                                                                              \
         for (int p = 0; p < GP_PARTS; ++p) {                                                       \
-            const VEC r = combine_##SUFFIX(*carry, exclusive ? shifted[p] : s[p], op, IS_SIGNED);  \
+            const VEC r = combine_##SUFFIX(*carry, exclusive ? shifted[p] : s[p], op, RULE);  \
             PREFIX##_scan_store(out, p, r, n - p * NL, out_size);                                  \
             PREFIX##_scan_half_check(rounded_inf, r, out_size);                                    \
         }                                                                                          \
-        if (t != NULL) PREFIX##_scan_total_add(t, v, op, IS_SIGNED);                               \
-        *carry = combine_##SUFFIX(*carry, last, op, IS_SIGNED);                                    \
+        if (t != NULL) PREFIX##_scan_total_add(t, v, op, RULE);                               \
+        *carry = combine_##SUFFIX(*carry, last, op, RULE);                                    \
     }                                                                                              \
     /* A float min's or max's total of x[0, count) that is a zero: the lanes' fold kept some zero's \
-     * sign, NumPy's accumulate keeps the last one's (a tie goes to the later element), which the   \
-     * last zero gives; a search back, only for a total of zero. */                                 \
+     * sign, NumPy's accumulate keeps the last one's (a tie goes to the later element; float16's,   \
+     * RULE, the first one's); a search for it, only for a total of zero. */                         \
     GP_INLINE void PREFIX##_scan_total_zero_##NAME(const gp_lane_##NAME *x, int64_t count, gp_partial *total, \
                                                    const gp_op op)                                 \
     {                                                                                              \
         if (!PREFIX##_scan_float || (op != GP_MIN && op != GP_MAX) || total->f != 0.0) return;     \
-        for (int64_t j = count - 1; j >= 0; --j) {                                                 \
-            const double value = (double)LANES(x + j, 1)[0];                                       \
+        for (int64_t k = 0; k < count; ++k) {                                                      \
+            const double value = (double)LANES(x + (RULE ? k : count - 1 - k), 1)[0];               \
             if (value == 0.0) {                                                                    \
                 total->f = value;                                                                  \
                 return;                                                                            \
@@ -1503,12 +1503,12 @@ GP_SCAN_WATCH_END(f32, gp_f32v)
         VEC v[GP_PARTS];                                                                           \
         TVEC t[GP_PARTS];                                                                          \
         GP_UNROLL(16)                                                                              \
-        for (int p = 0; p < GP_PARTS; ++p) t[p] = identity_##TSUFFIX(op, IS_SIGNED);               \
+        for (int p = 0; p < GP_PARTS; ++p) t[p] = identity_##TSUFFIX(op, RULE);               \
         for (int64_t k = 0; k < count; k += LOGICAL) {                                             \
             PREFIX##_scan_load_##NAME(x + k, count - k, v, op, skip_nan);                          \
-            PREFIX##_scan_total_add(t, v, op, IS_SIGNED);                                          \
+            PREFIX##_scan_total_add(t, v, op, RULE);                                          \
         }                                                                                          \
-        PREFIX##_scan_total_end(t, total, op, IS_SIGNED);                                          \
+        PREFIX##_scan_total_end(t, total, op, RULE);                                          \
         PREFIX##_scan_total_zero_##NAME(x, count, total, op);                                      \
     }                                                                                              \
     GP_INLINE void PREFIX##_scan_body_##NAME(const void *in, int64_t count, void *out, const int exclusive, \
@@ -1521,7 +1521,7 @@ GP_SCAN_WATCH_END(f32, gp_f32v)
         PREFIX##_scan_mask rounded_inf = {0};                                                      \
         TVEC t[GP_PARTS];                                                                          \
         GP_UNROLL(16)                                                                              \
-        for (int p = 0; p < GP_PARTS; ++p) t[p] = identity_##TSUFFIX(op, IS_SIGNED);               \
+        for (int p = 0; p < GP_PARTS; ++p) t[p] = identity_##TSUFFIX(op, RULE);               \
         TVEC *const kept = total != NULL ? t : NULL;                                               \
         int64_t k = 0;                                                                             \
         for (; k + LOGICAL <= count; k += LOGICAL)                                                 \
@@ -1531,7 +1531,7 @@ GP_SCAN_WATCH_END(f32, gp_f32v)
             PREFIX##_scan_step_##NAME(x + k, count - k, (char *)out + k * out_size, exclusive, out_size, &carry, \
                                       kept, &rounded_inf, op, skip_nan);                           \
         if (total != NULL) {                                                                       \
-            PREFIX##_scan_total_end(t, total, op, IS_SIGNED);                                      \
+            PREFIX##_scan_total_end(t, total, op, RULE);                                      \
             PREFIX##_scan_total_zero_##NAME(x, count, total, op);                                  \
         }                                                                                          \
         if (PREFIX##_scan_watch_end(watch, &carry, 1, rounded_inf, op)) *non_finite = 1;           \
@@ -1562,11 +1562,11 @@ GP_SCAN_WATCH_END(f32, gp_f32v)
                                                     const gp_op op, const int skip_nan)            \
     {                                                                                              \
         const __typeof__(((VEC){0})[0]) *running = from;                                           \
-        VEC a = identity_##SUFFIX(op, IS_SIGNED), v = LANES(x, n);                                 \
+        VEC a = identity_##SUFFIX(op, RULE), v = LANES(x, n);                                 \
         if (n >= NL) memcpy(&a, running, sizeof a);                                                \
         else if (n > 0) memcpy(&a, running, (size_t)n * sizeof running[0]);                       \
-        if (skip_nan) v = GP_SELECT(__typeof__(v != v), v != v, nan_as_##SUFFIX(op, IS_SIGNED), v); \
-        const VEC b = combine_##SUFFIX(a, v, op, IS_SIGNED);                                       \
+        if (skip_nan) v = GP_SELECT(__typeof__(v != v), v != v, nan_as_##SUFFIX(op, RULE), v); \
+        const VEC b = combine_##SUFFIX(a, v, op, RULE);                                       \
         if (keep != NULL) GP_STORE_PART((__typeof__(((VEC){0})[0]) *)keep, b, n);                  \
         PREFIX##_scan_store(out, 0, exclusive ? a : b, n, out_size);                               \
         PREFIX##_scan_half_check(rounded_inf, exclusive ? a : b, out_size);                        \
@@ -1598,7 +1598,7 @@ GP_SCAN_WATCH_END(f32, gp_f32v)
                                                 const int skip_nan)                                \
     {                                                                                              \
         __typeof__(((VEC){0})[0]) *acc = accumulator;                                              \
-        const VEC identity = identity_##SUFFIX(op, IS_SIGNED);                                     \
+        const VEC identity = identity_##SUFFIX(op, RULE);                                     \
         const unsigned watch = PREFIX##_scan_watch_begin(op);                                      \
         PREFIX##_scan_mask rounded_inf = {0};                                                      \
         const int64_t out_stride = stride * out_size;                                              \
@@ -1632,7 +1632,7 @@ GP_SCAN_WATCH_END(f32, gp_f32v)
                                                     PREFIX##_scan_mask *rounded_inf, const gp_op op, \
                                                     const int skip_nan, const int V, const int WHOLE, const int STORE) \
     {                                                                                              \
-        const VEC identity = identity_##SUFFIX(op, IS_SIGNED), nan_as = nan_as_##SUFFIX(op, IS_SIGNED); \
+        const VEC identity = identity_##SUFFIX(op, RULE), nan_as = nan_as_##SUFFIX(op, RULE); \
         VEC running[2 * GP_PARTS], sums[2 * GP_PARTS];                                             \
         memcpy(running, run, sizeof running);                                                      \
         if (total != NULL) memcpy(sums, total, sizeof sums);                                       \
@@ -1644,10 +1644,10 @@ GP_SCAN_WATCH_END(f32, gp_f32v)
                 VEC v = LANES(row + p * NL, WHOLE ? NL : width - p * NL);                          \
                 if (skip_nan) v = GP_SELECT(__typeof__(v != v), v != v, nan_as, v);                \
                 v = GP_SELECT(PREFIX##_scan_mask, inside[p], v, identity);                         \
-                if (total != NULL) sums[p] = combine_##SUFFIX(sums[p], v, op, IS_SIGNED);          \
+                if (total != NULL) sums[p] = combine_##SUFFIX(sums[p], v, op, RULE);          \
                 if (out == NULL) continue;                                                         \
                 const VEC before = running[p];                                                     \
-                running[p] = combine_##SUFFIX(running[p], v, op, IS_SIGNED);                       \
+                running[p] = combine_##SUFFIX(running[p], v, op, RULE);                       \
                 const VEC result = exclusive ? before : running[p];                                \
                 PREFIX##_scan_store(out_row, p, result, (WHOLE && STORE ? STORE : width) - p * NL, out_size); \
                 PREFIX##_scan_half_check(rounded_inf, result, out_size);                           \
@@ -1667,43 +1667,43 @@ GP_SCAN_WATCH_END(f32, gp_f32v)
                                                       VEC *total, const PREFIX##_scan_mask *inside, \
                                                       const gp_op op, const int skip_nan, const int W) \
     {                                                                                              \
-        const VEC identity = identity_##SUFFIX(op, IS_SIGNED), nan_as = nan_as_##SUFFIX(op, IS_SIGNED); \
+        const VEC identity = identity_##SUFFIX(op, RULE), nan_as = nan_as_##SUFFIX(op, RULE); \
         VEC carry[GP_PARTS], sums[GP_PARTS];                                                       \
         GP_UNROLL(16)                                                                              \
         for (int p = 0; p < GP_PARTS; ++p) {                                                       \
             carry[p] = GP_SELECT(PREFIX##_scan_mask, inside[p], run[p], identity);                 \
             sums[p] = identity;                                                                    \
         }                                                                                          \
-        lspread_##SUFFIX(carry, W, op, IS_SIGNED);                                                 \
+        lspread_##SUFFIX(carry, W, op, RULE);                                                 \
         for (int64_t r = first; r < last; r += LOGICAL / W) {                                      \
             VEC v[GP_PARTS], scanned[GP_PARTS], outputs[GP_PARTS], totals[GP_PARTS];               \
             GP_UNROLL(16)                                                                          \
             for (int p = 0; p < GP_PARTS; ++p) {                                                   \
                 v[p] = LANES(x + r * W + p * NL, NL);                                              \
                 if (skip_nan) v[p] = GP_SELECT(__typeof__(v[p] != v[p]), v[p] != v[p], nan_as, v[p]); \
-                if (total != NULL) sums[p] = combine_##SUFFIX(sums[p], v[p], op, IS_SIGNED);       \
+                if (total != NULL) sums[p] = combine_##SUFFIX(sums[p], v[p], op, RULE);       \
             }                                                                                      \
             if (out == NULL) continue;                                                             \
             memcpy(scanned, v, sizeof scanned);                                                    \
-            for (int by = W; by < LOGICAL; by *= 2) lscan_step_##SUFFIX(scanned, identity, by, op, IS_SIGNED); \
+            for (int by = W; by < LOGICAL; by *= 2) lscan_step_##SUFFIX(scanned, identity, by, op, RULE); \
             if (exclusive) lshift_##SUFFIX(outputs, scanned, identity, W);                         \
             else memcpy(outputs, scanned, sizeof outputs);                                         \
             memcpy(totals, v, sizeof totals);                                                      \
-            lspread_##SUFFIX(totals, W, op, IS_SIGNED);                                            \
+            lspread_##SUFFIX(totals, W, op, RULE);                                            \
             GP_UNROLL(16)                                                                          \
             for (int p = 0; p < GP_PARTS; ++p) {                                                   \
-                const VEC result = combine_##SUFFIX(carry[p], outputs[p], op, IS_SIGNED);          \
+                const VEC result = combine_##SUFFIX(carry[p], outputs[p], op, RULE);          \
                 PREFIX##_scan_store(out + r * W * out_size, p, result, NL, out_size);              \
-                carry[p] = combine_##SUFFIX(carry[p], totals[p], op, IS_SIGNED);                   \
+                carry[p] = combine_##SUFFIX(carry[p], totals[p], op, RULE);                   \
             }                                                                                      \
         }                                                                                          \
-        if (total != NULL) lspread_##SUFFIX(sums, W, op, IS_SIGNED);                               \
+        if (total != NULL) lspread_##SUFFIX(sums, W, op, RULE);                               \
         GP_UNROLL(16)                                                                              \
         for (int p = 0; p < GP_PARTS; ++p) {                                                       \
             run[p] = GP_SELECT(PREFIX##_scan_mask, inside[p], carry[p], identity);                 \
             if (total != NULL)                                                                     \
                 total[p] = combine_##SUFFIX(total[p], GP_SELECT(PREFIX##_scan_mask, inside[p], sums[p], identity), \
-                                            op, IS_SIGNED);                                        \
+                                            op, RULE);                                        \
         }                                                                                          \
     }                                                                                              \
     GP_INLINE void PREFIX##_scan_narrow_body_##NAME(const gp_lane_##NAME *x, int64_t rows, int64_t width, char *out, \
@@ -1717,7 +1717,7 @@ GP_SCAN_WATCH_END(f32, gp_f32v)
          * stores, a reload a row (16384 x 3 int32, one thread: 19 -> 46 us; perf-notes) */        \
         __asm__("" : "+g"(width));                                                                 \
         typedef __typeof__(((VEC){0})[0]) lane_type;                                               \
-        const VEC identity = identity_##SUFFIX(op, IS_SIGNED);                                     \
+        const VEC identity = identity_##SUFFIX(op, RULE);                                     \
         lane_type lanes[2 * LOGICAL];                                                              \
         VEC run[2 * GP_PARTS], total[2 * GP_PARTS];                                                \
         PREFIX##_scan_mask inside[2 * GP_PARTS];                                                   \
@@ -1794,8 +1794,8 @@ GP_SCAN_WATCH_END(f32, gp_f32v)
         return load_f32_part_##NAME(x, n, zero_lane_##NAME());                                     \
     }                                                                                              \
     GP_SCAN_KIND(NAME, word, gp_u64v, u64, GP_NL64, 8, gp_u64v, u64, word_lanes_##NAME, kind == 'i') \
-    GP_SCAN_KIND(NAME, f64, gp_f64v, f64, GP_NL64, 8, gp_f64v, f64, f64_lanes_##NAME, 0)           \
-    GP_SCAN_KIND(NAME, f32, gp_f32v, f32, GP_NL32, 16, gp_f64v, f64, f32_lanes_##NAME, 0)
+    GP_SCAN_KIND(NAME, f64, gp_f64v, f64, GP_NL64, 8, gp_f64v, f64, f64_lanes_##NAME, GP_IS_HALF(kind, size)) \
+    GP_SCAN_KIND(NAME, f32, gp_f32v, f32, GP_NL32, 16, gp_f64v, f64, f32_lanes_##NAME, GP_IS_HALF(kind, size))
 GP_DTYPES(GP_SCAN_KERNELS)
 #undef GP_SCAN_KERNELS
 

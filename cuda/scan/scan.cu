@@ -851,7 +851,8 @@ int scan_typed(int device, const gp_scan_args &args, const void *in, void *out, 
 
 // Calls f(type_tag<Op>{}, type_tag<Acc>{}, type_tag<Out>{}) with the operator and the types of the
 // scan `args` of In: sums and products by the accumulator rule (dispatch_accumulator), NaN-skipping
-// for float inputs with skip_nan; min and max in minmax_accumulator<In>, the input's dtype out.
+// for float inputs with skip_nan; min and max in minmax_accumulator<In>, the input's dtype out
+// (float16's with its own rule for ties, HalfMinOp and HalfMaxOp).
 template <class In, class F> int dispatch_scan_types(const gp_scan_args &args, gp_error *err, F &&f)
 {
     const auto accumulate = [&](auto op_tag) {
@@ -863,11 +864,14 @@ template <class In, class F> int dispatch_scan_types(const gp_scan_args &args, g
         });
     };
     using CompareAcc = type_tag<typename minmax_accumulator<In>::type>;
+    constexpr bool half = cuda::std::is_same_v<In, __half>;
+    using Min = cuda::std::conditional_t<half, HalfMinOp, MinOp>;
+    using Max = cuda::std::conditional_t<half, HalfMaxOp, MaxOp>;
     switch (args.op) {
     case GP_SUM: return accumulate(type_tag<ScanSumOp>{});
     case GP_PROD: return accumulate(type_tag<ProdOp>{});
-    case GP_MIN: return f(type_tag<MinOp>{}, CompareAcc{}, type_tag<In>{});
-    case GP_MAX: return f(type_tag<MaxOp>{}, CompareAcc{}, type_tag<In>{});
+    case GP_MIN: return f(type_tag<Min>{}, CompareAcc{}, type_tag<In>{});
+    case GP_MAX: return f(type_tag<Max>{}, CompareAcc{}, type_tag<In>{});
     default: return fail(err, GP_ERR_INVALID, "unknown scan operator");
     }
 }
