@@ -27,28 +27,22 @@ template <class T> __device__ __forceinline__ T shuffle_xor(T value, int mask, i
     }
 }
 
-// A thread's reduction of its values value_at(0), ..., value_at(N - 1), in that order.  Operators
-// that regroup exactly fold them as a tree, log2(N) dependent steps instead of N - 1 (a float
-// cummax's step is a NaN test, a compare and a select); the others fold left to right, whose
-// rounding their results keep.
+// A thread's reduction of its values value_at(0), ..., value_at(N - 1), folded in order as a tree:
+// log2(N) dependent steps instead of a chain's N - 1, which shortens a tile's time in the scan's
+// pipeline where a step is several instructions (a float cummax's NaN test, compare and select;
+// perf-notes).  Min and max pick the same element however they are grouped; float sums and
+// products round by the grouping, which this fixed tree keeps the same every run.
 template <int N, class Op, class ValueAt> __device__ __forceinline__ auto thread_reduce(Op op, ValueAt value_at)
 {
     using Acc = decltype(value_at(0));
-    if constexpr (regroups_exactly<Op, Acc>) {
-        Acc values[N];
+    Acc values[N];
 #pragma unroll
-        for (int i = 0; i < N; ++i) values[i] = value_at(i);
+    for (int i = 0; i < N; ++i) values[i] = value_at(i);
 #pragma unroll
-        for (int step = 1; step < N; step *= 2)
+    for (int step = 1; step < N; step *= 2)
 #pragma unroll
-            for (int i = 0; i + step < N; i += 2 * step) values[i] = op(values[i], values[i + step]);
-        return values[0];
-    } else {
-        Acc total = value_at(0);
-#pragma unroll
-        for (int i = 1; i < N; ++i) total = op(total, value_at(i));
-        return total;
-    }
+        for (int i = 0; i + step < N; i += 2 * step) values[i] = op(values[i], values[i + step]);
+    return values[0];
 }
 
 // Every lane of the logical warp receives the reduction of the logical warp's values.

@@ -202,15 +202,6 @@ template <class Op> struct plain_operator<IgnoreNan<Op>> { using type = Op; };
 template <class Op>
 inline constexpr bool is_sum = cuda::std::is_base_of_v<SumOp, typename plain_operator<Op>::type>;
 
-// Whether Op gives the same bits however a run of Acc values is grouped (kept in order): integer
-// arithmetic wraps exactly, and min and max pick an element (the first NaN, else the last, or for
-// float16 the first, of the equal extremes: the ties' zeros keep their signs).  Float sums and
-// products round per grouping.
-template <class Op, class Acc>
-inline constexpr bool regroups_exactly =
-    cuda::std::is_integral_v<Acc> || cuda::std::is_base_of_v<MinOp, typename plain_operator<Op>::type> ||
-    cuda::std::is_base_of_v<MaxOp, typename plain_operator<Op>::type>;
-
 // A scan's running sum as NumPy's start from +0.0 would make it: a sum of negative zeros alone,
 // -0.0 from ScanSumOp, becomes +0.0; any other value, and other operators' values, as they are.
 template <class Op, class Acc> __device__ __forceinline__ Acc numpy_sum(Acc value)
