@@ -45,10 +45,12 @@ template <int N, class Op, class ValueAt> __device__ __forceinline__ auto thread
     return values[0];
 }
 
-// Every lane of the logical warp receives the reduction of the logical warp's values.
+// Every lane of the logical warp receives the reduction of the logical warp's values.  The masks
+// ascend, so that lane 0 combines neighbouring ranges of lanes, in lane order: a scan's min or max
+// gives a tie to the right element there (other lanes may hold the other of two tied zeros).
 template <class T, class Op> __device__ __forceinline__ T warp_reduce(T value, Op op, int width = 32)
 {
-    for (int mask = width / 2; mask > 0; mask /= 2) value = op(value, shuffle_xor(value, mask, width));
+    for (int mask = 1; mask < width; mask *= 2) value = op(value, shuffle_xor(value, mask, width));
     return value;
 }
 

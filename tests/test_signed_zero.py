@@ -123,6 +123,19 @@ def test_extreme_scans_keep_the_tied_zeros_sign(device, rng, name, dtype, n):
     _assert_same_signs(getattr(gpuprims, name)(a, device=device), _accumulate(name, a))
 
 
+AXIS_CASES = [((300, 70), 0), ((70, 300), 1), ((4096, 4), 0), ((3, 9000), 1), ((2, 3000, 5), 1)]
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("name", ["cummax", "cummin"])
+def test_extreme_axis_scans_keep_the_tied_zeros_sign(device, rng, name, dtype):
+    """Along rows and along columns, wide and narrow (the GPU's column and short-row kernels)."""
+    for shape, axis in AXIS_CASES:
+        a = _ties_of_zeros(rng, dtype, shape, name)
+        expected = (np.maximum if name == "cummax" else np.minimum).accumulate(a, axis=axis)
+        _assert_same_signs(getattr(gpuprims, name)(a, axis=axis, device=device), expected)
+
+
 @pytest.mark.skipif(not gpuprims.cuda_available(), reason="CUDA not available")
 @pytest.mark.parametrize("name", ["cummax", "cummin"])
 def test_extreme_scans_of_long_device_rows_keep_the_tied_zeros_sign(rng, name):
@@ -143,7 +156,7 @@ def test_extreme_scans_tie_rules_on_every_instruction_set(rng, name):
         for isa in order[:order.index(best) + 1]:
             gpuprims._core._set_cpu_isa(isa)
             for dtype in FLOATS:
-                for shape, axis in (((5003,), -1), ((300, 70), 0), ((70, 300), 1), ((4096, 4), 0), ((3, 9000), 1)):
+                for shape, axis in [((5003,), -1)] + AXIS_CASES:
                     a = _ties_of_zeros(rng, dtype, shape, name)
                     expected = (np.maximum if name == "cummax" else np.minimum).accumulate(a, axis=axis)
                     _assert_same_signs(getattr(gpuprims, name)(a, axis=axis, device="cpu"), expected)

@@ -140,7 +140,9 @@ reduce_short_rows_kernel(const In *in, Out *out, int64_t rows, int64_t n, int wi
 // inner > 1: one thread per (outer, inner) column walks its chunk of n with stride `inner`, so a
 // warp reads consecutive addresses.  gridDim.y splits n into chunks when there are too few columns
 // to fill the GPU; out is then [outer][chunks][inner] partials.  Row k is lifted at index base + k.
-template <class Op, class In, class Acc, class Out>
+// InOrder (a scan's chunk totals): the elements combined in order, as the scan's outputs combine
+// them (a min's or max's tie of zeros goes to the later one), not in four interleaved accumulators.
+template <class Op, class In, class Acc, class Out, bool InOrder = false>
 __global__ void __launch_bounds__(ReduceTuning::threads)
 reduce_columns_kernel(const In *in, Out *out, int64_t outer, int64_t n, int64_t inner, int64_t chunk,
                       int64_t base = 0, Op op = {})
@@ -157,10 +159,16 @@ reduce_columns_kernel(const In *in, Out *out, int64_t outer, int64_t n, int64_t 
         Acc acc[4] = {Op::template identity<Acc>(), Op::template identity<Acc>(),
                       Op::template identity<Acc>(), Op::template identity<Acc>()};
         int64_t k = begin;
-        for (; k + in_flight - 1 < end; k += in_flight)
+        if constexpr (InOrder) {
+            for (; k + in_flight - 1 < end; k += in_flight)
+                acc[0] = op(acc[0], thread_reduce<in_flight>(
+                                        op, [&](int u) { return lift<Acc>(op, p[(k + u) * inner], base + k + u); }));
+        } else {
+            for (; k + in_flight - 1 < end; k += in_flight)
 #pragma unroll
-            for (int u = 0; u < in_flight; ++u)
-                acc[u % 4] = accumulate(op, acc[u % 4], p[(k + u) * inner], base + k + u);
+                for (int u = 0; u < in_flight; ++u)
+                    acc[u % 4] = accumulate(op, acc[u % 4], p[(k + u) * inner], base + k + u);
+        }
         for (; k < end; ++k) acc[0] = accumulate(op, acc[0], p[k * inner], base + k);
         acc[0] = op(op(acc[0], acc[1]), op(acc[2], acc[3]));
         out[(o * chunks + blockIdx.y) * inner + i] = result<Out>(op, acc[0]);

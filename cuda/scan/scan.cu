@@ -510,16 +510,20 @@ scan_pipeline_kernel(const In *in, Out *out, int64_t n, int64_t tiles_per_row, i
         return;
     }
 
-    // The squads' view of a stage: in segment g, lane `lane` owns, in row r, the E elements from
-    // g * segment_items + (r * 32 + lane) * E.  A full tile (every element valid, 16-byte aligned in
-    // shared and global memory) is read and written as whole vectors, with no test per row, so the
-    // rows' loads and warp scans overlap; other tiles test each element.
+    // The squads' view of a stage: segment g is vectors of E elements, vector v the elements from
+    // g * segment_items + v * E.  The scan squad's lane `lane` reads, in row r, vector r * 32 + lane;
+    // the reduce squad's lane reads its rows vectors from lane * rows on, consecutive elements, so
+    // that its fold and the warp's reduction keep the elements' order (a min's or max's tie goes to
+    // the right element).  Lanes 9 vectors apart (144 bytes of 16-byte vectors) still read distinct
+    // banks.  A full tile (every element valid, 16-byte aligned in shared and global memory) is read
+    // and written as whole vectors, with no test per row, so the rows' loads and warp scans overlap;
+    // other tiles test each element.
     using InVector = LaneVector<In, E>;
     using OutVector = LaneVector<Out, E>;
-    const auto read_row = [&](const In *segment, int r, int64_t valid, bool full, Acc (&values)[E]) {
-        const int64_t first = (static_cast<int64_t>(r) * warp_threads + lane) * E;
+    const auto read_vector = [&](const In *segment, int v, int64_t valid, bool full, Acc (&values)[E]) {
+        const int64_t first = static_cast<int64_t>(v) * E;
         if (full) {
-            const InVector packed = reinterpret_cast<const InVector *>(segment)[r * warp_threads + lane];
+            const InVector packed = reinterpret_cast<const InVector *>(segment)[v];
 #pragma unroll
             for (int e = 0; e < E; ++e) values[e] = operand<Acc, Op>(packed.v[e]);
         } else {
@@ -555,7 +559,8 @@ scan_pipeline_kernel(const In *in, Out *out, int64_t n, int64_t tiles_per_row, i
                 Acc values[Tuning::rows][E];
 #pragma unroll
                 for (int r = 0; r < Tuning::rows; ++r)
-                    read_row(elements + g * Tuning::segment_items<In, Out>, r, valid, full, values[r]);
+                    read_vector(elements + g * Tuning::segment_items<In, Out>, lane * Tuning::rows + r, valid, full,
+                                values[r]);
                 const Acc partial = thread_reduce<Tuning::rows * E>(op, [&](int i) { return values[i / E][i % E]; });
                 const Acc total = warp_reduce(partial, op);
                 if (lane == 0) info.segment_prefix[g] = total;
@@ -596,7 +601,7 @@ scan_pipeline_kernel(const In *in, Out *out, int64_t n, int64_t tiles_per_row, i
             Acc values[Tuning::rows][E], inclusive[Tuning::rows];
 #pragma unroll
             for (int r = 0; r < Tuning::rows; ++r) {
-                read_row(segment, r, valid, full, values[r]);
+                read_vector(segment, r * warp_threads + lane, valid, full, values[r]);
 #pragma unroll
                 for (int e = 1; e < E; ++e) values[r][e] = op(values[r][e - 1], values[r][e]);
             }
@@ -821,7 +826,7 @@ int scan_columns(int device, const In *in, Out *out, int64_t outer, int64_t n, i
     using PartialOp = typename plain_operator<Op>::type;
     DeviceBuffer chunk_carry;
     if (chunk_carry.allocate(sizeof(Acc) * outer * geometry.chunks * inner, err)) return -1;
-    reduce_columns_kernel<Op, In, Acc, Acc><<<geometry.grid, threads, 0, stream>>>(
+    reduce_columns_kernel<Op, In, Acc, Acc, true><<<geometry.grid, threads, 0, stream>>>(
         in, chunk_carry.as<Acc>(), outer, n, inner, geometry.chunk);
     GP_CHECK_LAUNCH(err, "reduce_columns_kernel");
     scan_columns_kernel<PartialOp, Acc, Acc, Acc, true><<<dim3(geometry.grid.x, 1), threads, 0, stream>>>(
