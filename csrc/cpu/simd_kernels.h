@@ -1262,19 +1262,19 @@ GP_INLINE gp_f32v nan_as_f32(const gp_op op, const int rule)
             else out[p] = (TYPE)WINDOW((WINDOW_TYPE)(p > 0 ? in[p - 1] : z), (WINDOW_TYPE)in[p], by); \
         }                                                                                          \
     }                                                                                              \
-    GP_INLINE void lscan_step_##SUFFIX(TYPE *v, TYPE z, int by, const gp_op op, const int rule) \
+    GP_INLINE void lscan_step_##SUFFIX(TYPE *v, TYPE z, int by, const gp_op op, const int rule)    \
     {                                                                                              \
         TYPE shifted[GP_PARTS];                                                                    \
         lshift_##SUFFIX(shifted, v, z, by);                                                        \
         GP_UNROLL(16)                                                                              \
-        for (int p = 0; p < GP_PARTS; ++p) v[p] = combine_##SUFFIX(shifted[p], v[p], op, rule); \
+        for (int p = 0; p < GP_PARTS; ++p) v[p] = combine_##SUFFIX(shifted[p], v[p], op, rule);    \
     }                                                                                              \
-    GP_INLINE void lscan_##SUFFIX(TYPE *v, TYPE z, const gp_op op, const int rule)            \
+    GP_INLINE void lscan_##SUFFIX(TYPE *v, TYPE z, const gp_op op, const int rule)                 \
     {                                                                                              \
-        lscan_step_##SUFFIX(v, z, 1, op, rule);                                               \
-        lscan_step_##SUFFIX(v, z, 2, op, rule);                                               \
-        lscan_step_##SUFFIX(v, z, 4, op, rule);                                               \
-        if (LOGICAL_LANES > 8) lscan_step_##SUFFIX(v, z, 8, op, rule);                        \
+        lscan_step_##SUFFIX(v, z, 1, op, rule);                                                    \
+        lscan_step_##SUFFIX(v, z, 2, op, rule);                                                    \
+        lscan_step_##SUFFIX(v, z, 4, op, rule);                                                    \
+        if (LOGICAL_LANES > 8) lscan_step_##SUFFIX(v, z, 8, op, rule);                             \
     }                                                                                              \
     GP_INLINE TYPE llast_##SUFFIX(const TYPE *v)                                                   \
     {                                                                                              \
@@ -1288,7 +1288,7 @@ GP_INLINE gp_f32v nan_as_f32(const gp_op op, const int rule)
             else out[p] = (TYPE)WINDOW((WINDOW_TYPE)in[(p + GP_PARTS - 1) % GP_PARTS], (WINDOW_TYPE)in[p], by); \
         }                                                                                          \
     }                                                                                              \
-    GP_INLINE void lspread_##SUFFIX(TYPE *v, int width, const gp_op op, const int rule)       \
+    GP_INLINE void lspread_##SUFFIX(TYPE *v, int width, const gp_op op, const int rule)            \
     {                                                                                              \
         for (int by = width; by < LOGICAL_LANES; by *= 2) {                                        \
             TYPE rotated[GP_PARTS];                                                                \
@@ -1451,7 +1451,7 @@ GP_SCAN_WATCH_END(f32, gp_f32v)
     GP_INLINE void PREFIX##_scan_load_##NAME(const gp_lane_##NAME *x, int64_t n, VEC *v, const gp_op op, \
                                              const int skip_nan)                                   \
     {                                                                                              \
-        const VEC identity = identity_##SUFFIX(op, RULE), nan_as = nan_as_##SUFFIX(op, RULE); \
+        const VEC identity = identity_##SUFFIX(op, RULE), nan_as = nan_as_##SUFFIX(op, RULE);      \
         GP_UNROLL(16)                                                                              \
         for (int p = 0; p < GP_PARTS; ++p) {                                                       \
             const int64_t m = n - p * NL;                                                          \
@@ -1465,31 +1465,31 @@ GP_SCAN_WATCH_END(f32, gp_f32v)
                                              int out_size, VEC *carry, TVEC *t, PREFIX##_scan_mask *rounded_inf, \
                                              const gp_op op, const int skip_nan)                   \
     {                                                                                              \
-        const VEC identity = identity_##SUFFIX(op, RULE);                                     \
+        const VEC identity = identity_##SUFFIX(op, RULE);                                          \
         VEC v[GP_PARTS], s[GP_PARTS], shifted[GP_PARTS];                                           \
         PREFIX##_scan_load_##NAME(x, n, v, op, skip_nan);                                          \
         memcpy(s, v, sizeof s);                                                                    \
-        lscan_##SUFFIX(s, identity, op, RULE);                                                \
+        lscan_##SUFFIX(s, identity, op, RULE);                                                     \
         if (exclusive) lshift_##SUFFIX(shifted, s, identity, 1);                                   \
         const VEC last = llast_##SUFFIX(s);                                                        \
         GP_UNROLL(16)                                                                              \
         for (int p = 0; p < GP_PARTS; ++p) {                                                       \
-            const VEC r = combine_##SUFFIX(*carry, exclusive ? shifted[p] : s[p], op, RULE);  \
+            const VEC r = combine_##SUFFIX(*carry, exclusive ? shifted[p] : s[p], op, RULE);       \
             PREFIX##_scan_store(out, p, r, n - p * NL, out_size);                                  \
             PREFIX##_scan_half_check(rounded_inf, r, out_size);                                    \
         }                                                                                          \
-        if (t != NULL) PREFIX##_scan_total_add(t, v, op, RULE);                               \
-        *carry = combine_##SUFFIX(*carry, last, op, RULE);                                    \
+        if (t != NULL) PREFIX##_scan_total_add(t, v, op, RULE);                                    \
+        *carry = combine_##SUFFIX(*carry, last, op, RULE);                                         \
     }                                                                                              \
-    /* A float min's or max's total of x[0, count) that is a zero: the lanes' fold kept some zero's \
-     * sign, NumPy's accumulate keeps the last one's (a tie goes to the later element; float16's,   \
-     * RULE, the first one's); a search for it, only for a total of zero. */                         \
+    /* A float min's or max's total of x[0, count) that is a zero: the lanes' fold kept some       \
+     * zero's sign, NumPy's accumulate keeps the last one's (a tie goes to the later element;      \
+     * float16's, RULE, the first one's); a search for it, only for a total of zero. */            \
     GP_INLINE void PREFIX##_scan_total_zero_##NAME(const gp_lane_##NAME *x, int64_t count, gp_partial *total, \
                                                    const gp_op op)                                 \
     {                                                                                              \
         if (!PREFIX##_scan_float || (op != GP_MIN && op != GP_MAX) || total->f != 0.0) return;     \
         for (int64_t k = 0; k < count; ++k) {                                                      \
-            const double value = (double)LANES(x + (RULE ? k : count - 1 - k), 1)[0];               \
+            const double value = (double)LANES(x + (RULE ? k : count - 1 - k), 1)[0];              \
             if (value == 0.0) {                                                                    \
                 total->f = value;                                                                  \
                 return;                                                                            \
@@ -1503,12 +1503,12 @@ GP_SCAN_WATCH_END(f32, gp_f32v)
         VEC v[GP_PARTS];                                                                           \
         TVEC t[GP_PARTS];                                                                          \
         GP_UNROLL(16)                                                                              \
-        for (int p = 0; p < GP_PARTS; ++p) t[p] = identity_##TSUFFIX(op, RULE);               \
+        for (int p = 0; p < GP_PARTS; ++p) t[p] = identity_##TSUFFIX(op, RULE);                    \
         for (int64_t k = 0; k < count; k += LOGICAL) {                                             \
             PREFIX##_scan_load_##NAME(x + k, count - k, v, op, skip_nan);                          \
-            PREFIX##_scan_total_add(t, v, op, RULE);                                          \
+            PREFIX##_scan_total_add(t, v, op, RULE);                                               \
         }                                                                                          \
-        PREFIX##_scan_total_end(t, total, op, RULE);                                          \
+        PREFIX##_scan_total_end(t, total, op, RULE);                                               \
         PREFIX##_scan_total_zero_##NAME(x, count, total, op);                                      \
     }                                                                                              \
     GP_INLINE void PREFIX##_scan_body_##NAME(const void *in, int64_t count, void *out, const int exclusive, \
@@ -1521,7 +1521,7 @@ GP_SCAN_WATCH_END(f32, gp_f32v)
         PREFIX##_scan_mask rounded_inf = {0};                                                      \
         TVEC t[GP_PARTS];                                                                          \
         GP_UNROLL(16)                                                                              \
-        for (int p = 0; p < GP_PARTS; ++p) t[p] = identity_##TSUFFIX(op, RULE);               \
+        for (int p = 0; p < GP_PARTS; ++p) t[p] = identity_##TSUFFIX(op, RULE);                    \
         TVEC *const kept = total != NULL ? t : NULL;                                               \
         int64_t k = 0;                                                                             \
         for (; k + LOGICAL <= count; k += LOGICAL)                                                 \
@@ -1531,7 +1531,7 @@ GP_SCAN_WATCH_END(f32, gp_f32v)
             PREFIX##_scan_step_##NAME(x + k, count - k, (char *)out + k * out_size, exclusive, out_size, &carry, \
                                       kept, &rounded_inf, op, skip_nan);                           \
         if (total != NULL) {                                                                       \
-            PREFIX##_scan_total_end(t, total, op, RULE);                                      \
+            PREFIX##_scan_total_end(t, total, op, RULE);                                           \
             PREFIX##_scan_total_zero_##NAME(x, count, total, op);                                  \
         }                                                                                          \
         if (PREFIX##_scan_watch_end(watch, &carry, 1, rounded_inf, op)) *non_finite = 1;           \
@@ -1562,11 +1562,11 @@ GP_SCAN_WATCH_END(f32, gp_f32v)
                                                     const gp_op op, const int skip_nan)            \
     {                                                                                              \
         const __typeof__(((VEC){0})[0]) *running = from;                                           \
-        VEC a = identity_##SUFFIX(op, RULE), v = LANES(x, n);                                 \
+        VEC a = identity_##SUFFIX(op, RULE), v = LANES(x, n);                                      \
         if (n >= NL) memcpy(&a, running, sizeof a);                                                \
         else if (n > 0) memcpy(&a, running, (size_t)n * sizeof running[0]);                       \
-        if (skip_nan) v = GP_SELECT(__typeof__(v != v), v != v, nan_as_##SUFFIX(op, RULE), v); \
-        const VEC b = combine_##SUFFIX(a, v, op, RULE);                                       \
+        if (skip_nan) v = GP_SELECT(__typeof__(v != v), v != v, nan_as_##SUFFIX(op, RULE), v);     \
+        const VEC b = combine_##SUFFIX(a, v, op, RULE);                                            \
         if (keep != NULL) GP_STORE_PART((__typeof__(((VEC){0})[0]) *)keep, b, n);                  \
         PREFIX##_scan_store(out, 0, exclusive ? a : b, n, out_size);                               \
         PREFIX##_scan_half_check(rounded_inf, exclusive ? a : b, out_size);                        \
@@ -1598,7 +1598,7 @@ GP_SCAN_WATCH_END(f32, gp_f32v)
                                                 const int skip_nan)                                \
     {                                                                                              \
         __typeof__(((VEC){0})[0]) *acc = accumulator;                                              \
-        const VEC identity = identity_##SUFFIX(op, RULE);                                     \
+        const VEC identity = identity_##SUFFIX(op, RULE);                                          \
         const unsigned watch = PREFIX##_scan_watch_begin(op);                                      \
         PREFIX##_scan_mask rounded_inf = {0};                                                      \
         const int64_t out_stride = stride * out_size;                                              \
@@ -1632,7 +1632,7 @@ GP_SCAN_WATCH_END(f32, gp_f32v)
                                                     PREFIX##_scan_mask *rounded_inf, const gp_op op, \
                                                     const int skip_nan, const int V, const int WHOLE, const int STORE) \
     {                                                                                              \
-        const VEC identity = identity_##SUFFIX(op, RULE), nan_as = nan_as_##SUFFIX(op, RULE); \
+        const VEC identity = identity_##SUFFIX(op, RULE), nan_as = nan_as_##SUFFIX(op, RULE);      \
         VEC running[2 * GP_PARTS], sums[2 * GP_PARTS];                                             \
         memcpy(running, run, sizeof running);                                                      \
         if (total != NULL) memcpy(sums, total, sizeof sums);                                       \
@@ -1644,10 +1644,10 @@ GP_SCAN_WATCH_END(f32, gp_f32v)
                 VEC v = LANES(row + p * NL, WHOLE ? NL : width - p * NL);                          \
                 if (skip_nan) v = GP_SELECT(__typeof__(v != v), v != v, nan_as, v);                \
                 v = GP_SELECT(PREFIX##_scan_mask, inside[p], v, identity);                         \
-                if (total != NULL) sums[p] = combine_##SUFFIX(sums[p], v, op, RULE);          \
+                if (total != NULL) sums[p] = combine_##SUFFIX(sums[p], v, op, RULE);               \
                 if (out == NULL) continue;                                                         \
                 const VEC before = running[p];                                                     \
-                running[p] = combine_##SUFFIX(running[p], v, op, RULE);                       \
+                running[p] = combine_##SUFFIX(running[p], v, op, RULE);                            \
                 const VEC result = exclusive ? before : running[p];                                \
                 PREFIX##_scan_store(out_row, p, result, (WHOLE && STORE ? STORE : width) - p * NL, out_size); \
                 PREFIX##_scan_half_check(rounded_inf, result, out_size);                           \
@@ -1667,21 +1667,21 @@ GP_SCAN_WATCH_END(f32, gp_f32v)
                                                       VEC *total, const PREFIX##_scan_mask *inside, \
                                                       const gp_op op, const int skip_nan, const int W) \
     {                                                                                              \
-        const VEC identity = identity_##SUFFIX(op, RULE), nan_as = nan_as_##SUFFIX(op, RULE); \
+        const VEC identity = identity_##SUFFIX(op, RULE), nan_as = nan_as_##SUFFIX(op, RULE);      \
         VEC carry[GP_PARTS], sums[GP_PARTS];                                                       \
         GP_UNROLL(16)                                                                              \
         for (int p = 0; p < GP_PARTS; ++p) {                                                       \
             carry[p] = GP_SELECT(PREFIX##_scan_mask, inside[p], run[p], identity);                 \
             sums[p] = identity;                                                                    \
         }                                                                                          \
-        lspread_##SUFFIX(carry, W, op, RULE);                                                 \
+        lspread_##SUFFIX(carry, W, op, RULE);                                                      \
         for (int64_t r = first; r < last; r += LOGICAL / W) {                                      \
             VEC v[GP_PARTS], scanned[GP_PARTS], outputs[GP_PARTS], totals[GP_PARTS];               \
             GP_UNROLL(16)                                                                          \
             for (int p = 0; p < GP_PARTS; ++p) {                                                   \
                 v[p] = LANES(x + r * W + p * NL, NL);                                              \
                 if (skip_nan) v[p] = GP_SELECT(__typeof__(v[p] != v[p]), v[p] != v[p], nan_as, v[p]); \
-                if (total != NULL) sums[p] = combine_##SUFFIX(sums[p], v[p], op, RULE);       \
+                if (total != NULL) sums[p] = combine_##SUFFIX(sums[p], v[p], op, RULE);            \
             }                                                                                      \
             if (out == NULL) continue;                                                             \
             memcpy(scanned, v, sizeof scanned);                                                    \
@@ -1689,21 +1689,21 @@ GP_SCAN_WATCH_END(f32, gp_f32v)
             if (exclusive) lshift_##SUFFIX(outputs, scanned, identity, W);                         \
             else memcpy(outputs, scanned, sizeof outputs);                                         \
             memcpy(totals, v, sizeof totals);                                                      \
-            lspread_##SUFFIX(totals, W, op, RULE);                                            \
+            lspread_##SUFFIX(totals, W, op, RULE);                                                 \
             GP_UNROLL(16)                                                                          \
             for (int p = 0; p < GP_PARTS; ++p) {                                                   \
-                const VEC result = combine_##SUFFIX(carry[p], outputs[p], op, RULE);          \
+                const VEC result = combine_##SUFFIX(carry[p], outputs[p], op, RULE);               \
                 PREFIX##_scan_store(out + r * W * out_size, p, result, NL, out_size);              \
-                carry[p] = combine_##SUFFIX(carry[p], totals[p], op, RULE);                   \
+                carry[p] = combine_##SUFFIX(carry[p], totals[p], op, RULE);                        \
             }                                                                                      \
         }                                                                                          \
-        if (total != NULL) lspread_##SUFFIX(sums, W, op, RULE);                               \
+        if (total != NULL) lspread_##SUFFIX(sums, W, op, RULE);                                    \
         GP_UNROLL(16)                                                                              \
         for (int p = 0; p < GP_PARTS; ++p) {                                                       \
             run[p] = GP_SELECT(PREFIX##_scan_mask, inside[p], carry[p], identity);                 \
             if (total != NULL)                                                                     \
                 total[p] = combine_##SUFFIX(total[p], GP_SELECT(PREFIX##_scan_mask, inside[p], sums[p], identity), \
-                                            op, RULE);                                        \
+                                            op, RULE);                                             \
         }                                                                                          \
     }                                                                                              \
     GP_INLINE void PREFIX##_scan_narrow_body_##NAME(const gp_lane_##NAME *x, int64_t rows, int64_t width, char *out, \
@@ -1717,7 +1717,7 @@ GP_SCAN_WATCH_END(f32, gp_f32v)
          * stores, a reload a row (16384 x 3 int32, one thread: 19 -> 46 us; perf-notes) */        \
         __asm__("" : "+g"(width));                                                                 \
         typedef __typeof__(((VEC){0})[0]) lane_type;                                               \
-        const VEC identity = identity_##SUFFIX(op, RULE);                                     \
+        const VEC identity = identity_##SUFFIX(op, RULE);                                          \
         lane_type lanes[2 * LOGICAL];                                                              \
         VEC run[2 * GP_PARTS], total[2 * GP_PARTS];                                                \
         PREFIX##_scan_mask inside[2 * GP_PARTS];                                                   \
@@ -1794,8 +1794,10 @@ GP_SCAN_WATCH_END(f32, gp_f32v)
         return load_f32_part_##NAME(x, n, zero_lane_##NAME());                                     \
     }                                                                                              \
     GP_SCAN_KIND(NAME, word, gp_u64v, u64, GP_NL64, 8, gp_u64v, u64, word_lanes_##NAME, kind == 'i') \
-    GP_SCAN_KIND(NAME, f64, gp_f64v, f64, GP_NL64, 8, gp_f64v, f64, f64_lanes_##NAME, GP_IS_HALF(kind, size)) \
-    GP_SCAN_KIND(NAME, f32, gp_f32v, f32, GP_NL32, 16, gp_f64v, f64, f32_lanes_##NAME, GP_IS_HALF(kind, size))
+    GP_SCAN_KIND(NAME, f64, gp_f64v, f64, GP_NL64, 8, gp_f64v, f64, f64_lanes_##NAME,              \
+                 GP_IS_HALF(kind, size))                                                           \
+    GP_SCAN_KIND(NAME, f32, gp_f32v, f32, GP_NL32, 16, gp_f64v, f64, f32_lanes_##NAME,             \
+                 GP_IS_HALF(kind, size))
 GP_DTYPES(GP_SCAN_KERNELS)
 #undef GP_SCAN_KERNELS
 
