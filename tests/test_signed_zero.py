@@ -106,8 +106,8 @@ def _ties_of_zeros(rng, dtype, n, name):
     return a
 
 
-def _accumulate(name, a):
-    return (np.maximum if name == "cummax" else np.minimum).accumulate(a, axis=-1)
+def _accumulate(name, a, axis=-1):
+    return (np.maximum if name == "cummax" else np.minimum).accumulate(a, axis=axis)
 
 
 @pytest.mark.parametrize("dtype", FLOATS)
@@ -132,8 +132,7 @@ def test_extreme_axis_scans_keep_the_tied_zeros_sign(device, rng, name, dtype):
     """Along rows and along columns, wide and narrow (the GPU's column and short-row kernels)."""
     for shape, axis in AXIS_CASES:
         a = _ties_of_zeros(rng, dtype, shape, name)
-        expected = (np.maximum if name == "cummax" else np.minimum).accumulate(a, axis=axis)
-        _assert_same_signs(getattr(gpuprims, name)(a, axis=axis, device=device), expected)
+        _assert_same_signs(getattr(gpuprims, name)(a, axis=axis, device=device), _accumulate(name, a, axis))
 
 
 @pytest.mark.skipif(not gpuprims.cuda_available(), reason="CUDA not available")
@@ -158,7 +157,6 @@ def test_extreme_scans_tie_rules_on_every_instruction_set(rng, name):
             for dtype in FLOATS:
                 for shape, axis in [((5003,), -1)] + AXIS_CASES:
                     a = _ties_of_zeros(rng, dtype, shape, name)
-                    expected = (np.maximum if name == "cummax" else np.minimum).accumulate(a, axis=axis)
-                    _assert_same_signs(getattr(gpuprims, name)(a, axis=axis, device="cpu"), expected)
+                    _assert_same_signs(getattr(gpuprims, name)(a, axis=axis, device="cpu"), _accumulate(name, a, axis))
     finally:
         gpuprims._core._set_cpu_isa(best)
