@@ -138,7 +138,7 @@ def test_extreme_axis_scans_keep_the_tied_zeros_sign(device, rng, name, dtype):
 @pytest.mark.skipif(not gpuprims.cuda_available(), reason="CUDA not available")
 @pytest.mark.parametrize("name", ["cummax", "cummin"])
 def test_extreme_scans_of_long_device_rows_keep_the_tied_zeros_sign(rng, name):
-    """Rows past the pipelined tile scan's threshold on Hopper (4 x 6 x 132 tiles of 9216 float32,
+    """Rows past the pipelined tile scan's threshold on Hopper (2 x 6 x 132 tiles of 9216 float32,
     test_scan.py's LONG_ROWS), whose reduce warps fold each lane's elements before the scan."""
     for dtype, shape in (("float32", (2, 2**25 + 3)), ("float16", (2**26 + 5,))):
         a = _ties_of_zeros(rng, dtype, shape, name)

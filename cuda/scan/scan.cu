@@ -47,6 +47,10 @@ struct ScanTuning {
     static constexpr int64_t short_rows_blocks_per_sm = 64;
     static constexpr unsigned look_back_sleep_ns = 16;      // first back-off while a predecessor runs
     static constexpr unsigned look_back_max_sleep_ns = 256; // longer sleeps overshoot the predecessor
+    // Groups before a tile's own whose totals look_back folds from their tiles' aggregates.  The tile
+    // kernel's 2^20-2^24 float32 scans (H200 lab, x memcpy) were level with 0 and 4 (2^24: 0 0.60-0.64,
+    // 2 0.61-0.66, 4 0.60-0.64) and slower with 8 (0.58), which spills registers.
+    static constexpr int near_groups = 2;
 };
 
 // Tuning constants of the pipelined tile scan (scan_pipeline_kernel, Hopper and later).  One block
@@ -56,18 +60,23 @@ struct ScanTuning {
 // 0.81x): 36 KB tiles in 6 stages (the ring 216 KB of the 227 KB opt-in) 0.905-0.920x; 32 KB in
 // 6 stages 0.888-0.896x, in 7 stages 0.900x; 16 KB in 12 stages 0.78-0.79x; 48 KB in 4 stages
 // 0.85x; 64 KB in 3 stages 0.78x.  On an H200, 36 KB x 6 0.823-0.826x against 32 KB x 6
-// 0.795-0.803x.  3 or 4 look-back warps instead of 2: no better.
+// 0.795-0.803x.  3 or 4 look-back warps instead of 2: no better.  With the near groups and the
+// claim on a prefixed stage (H200 lab, 2^28 float32, three rounds): 0.907-0.917x with 8 near
+// groups, 0.914-0.927x with 12, 0.888-0.898x with 6, against 0.817-0.825x with neither; on top of
+// them 3 look-back warps 0.848-0.853x, 32 KB x 7 0.795x, 24 KB x 9 0.851-0.863x.
 struct ScanPipelineTuning {
     static constexpr int segments = 8;         // a tile is this many segments, one per scan warp
     static constexpr int rows = 9;             // 16-byte lane vectors per lane and segment
     static constexpr int reduce_warps = 4;     // each reduces segments / reduce_warps segments
     static constexpr int look_back_warps = 2;  // tiles whose look-backs wait at once
+    static constexpr int near_groups = 12;     // groups whose totals look_back folds from their tiles' aggregates
     static constexpr int max_stages = 6;       // tiles in the ring (36 KB each for 4-byte scans)
     static constexpr int min_stages = look_back_warps + 2;
-    // The tile kernel stays faster until the rings fill a few times over (float32 x memcpy, tile
-    // kernel / pipelined: 2^24 0.80 / 0.78, 2^26 0.81 / 0.87): the pipelined kernel runs from
-    // min_ring_fills * stages * SMs tiles (2^24.8 float32 elements on an H100).
-    static constexpr int min_ring_fills = 4;
+    // The tile kernel stays faster until the rings fill a few times over: the pipelined kernel runs
+    // from min_ring_fills * stages * SMs tiles (2^23.8 float32 elements on an H100 or H200).  H200
+    // lab, float32 x memcpy, tile kernel / pipelined: 2^24 0.61-0.63 / 0.70-0.74, 2^23 0.57-0.58 /
+    // 0.58-0.64 (one ring fill).
+    static constexpr int min_ring_fills = 2;
     static constexpr int warps = 1 + look_back_warps + reduce_warps + segments;
     static constexpr int threads = warps * 32;
     // Elements a lane reads as one vector: 16 bytes of the wider of input and output.
@@ -164,6 +173,30 @@ template <class Acc> struct TileState<Acc, true> {
         memcpy(&status.value, &bits, sizeof bits);
         return status;
     }
+
+    // The values of the slots tile[k] whose bit k is set in `pending`, once each is published.  Every
+    // round reads all slots still pending before it looks at any, so the reads overlap.
+    template <int K> __device__ void wait_all(const int64_t (&tile)[K], unsigned pending, Acc (&value)[K]) const
+    {
+        for (unsigned sleep_ns = ScanTuning::look_back_sleep_ns;;
+             sleep_ns = sleep_ns < ScanTuning::look_back_max_sleep_ns ? 2 * sleep_ns : sleep_ns) {
+            unsigned long long word[K];
+#pragma unroll
+            for (int k = 0; k < K; ++k)
+                if (pending >> k & 1u)
+                    word[k] = cuda::atomic_ref<unsigned long long, cuda::thread_scope_device>(words[tile[k]]).load(
+                        cuda::memory_order_relaxed);
+#pragma unroll
+            for (int k = 0; k < K; ++k)
+                if ((pending >> k & 1u) && (word[k] >> 32) != tile_invalid) {
+                    const uint32_t bits = static_cast<uint32_t>(word[k]);
+                    memcpy(&value[k], &bits, sizeof bits);
+                    pending &= ~(1u << k);
+                }
+            if (pending == 0) return;
+            __nanosleep(sleep_ns);
+        }
+    }
 };
 
 template <class Acc> struct TileState<Acc, false> {
@@ -198,6 +231,33 @@ template <class Acc> struct TileState<Acc, false> {
         Acc *slot = status.flag == tile_prefix ? inclusive + tile : aggregate + tile;
         status.value = cuda::atomic_ref<Acc, cuda::thread_scope_device>(*slot).load(cuda::memory_order_relaxed);
         return status;
+    }
+
+    // The aggregates of the slots tile[k] whose bit k is set in `pending`, once each is published:
+    // every round reads all flags still pending, and one fence orders the values after them.
+    template <int K> __device__ void wait_all(const int64_t (&tile)[K], unsigned pending, Acc (&value)[K]) const
+    {
+        const unsigned wanted = pending;
+        for (unsigned sleep_ns = ScanTuning::look_back_sleep_ns;;
+             sleep_ns = sleep_ns < ScanTuning::look_back_max_sleep_ns ? 2 * sleep_ns : sleep_ns) {
+            uint32_t flag[K];
+#pragma unroll
+            for (int k = 0; k < K; ++k)
+                if (pending >> k & 1u)
+                    flag[k] = cuda::atomic_ref<uint32_t, cuda::thread_scope_device>(flags[tile[k]]).load(
+                        cuda::memory_order_relaxed);
+#pragma unroll
+            for (int k = 0; k < K; ++k)
+                if ((pending >> k & 1u) && flag[k] != tile_invalid) pending &= ~(1u << k);
+            if (pending == 0) break;
+            __nanosleep(sleep_ns);
+        }
+        cuda::atomic_thread_fence(cuda::memory_order_acquire, cuda::thread_scope_device);
+#pragma unroll
+        for (int k = 0; k < K; ++k)
+            if (wanted >> k & 1u)
+                value[k] = cuda::atomic_ref<Acc, cuda::thread_scope_device>(aggregate[tile[k]]).load(
+                    cuda::memory_order_relaxed);
     }
 };
 
@@ -257,22 +317,35 @@ __device__ Acc groups_prefix(const TileState<Acc> &groups, int before, int group
 }
 
 // What a tile publishes as soon as its aggregate is known: the aggregate itself, which later tiles
-// of its group fold (a group's last tile publishes the group's total instead, in look_back).
+// of its group, and the tiles of the next groups, fold.
 template <class Acc> __device__ void publish_aggregate(const TileState<Acc> &tiles, const TileGroups &at, Acc aggregate)
 {
-    if (!at.last) tiles.publish(at.tile, tile_aggregate, aggregate);
+    tiles.publish(at.tile, tile_aggregate, aggregate);
 }
 
 // Run by one warp per tile, after publish_aggregate: publishes what later tiles need from this one
 // (for a group's last tile, the group's total, then its prefix) and returns the tile's exclusive
-// prefix.
-template <class Op, class Acc>
+// prefix.  The totals of the NearGroups groups before this one come from their tiles' aggregates,
+// by the same warp scan their last tiles make, so the tile never waits for those tiles' own
+// look-backs: a group's last tile publishes its total only once its warp gets to it, and that
+// publication, then its reading, cost 2-3 us under a saturated memory system (globaltimer trace,
+// H200).  Only the prefix from before them comes from the group state.
+template <int NearGroups, class Op, class Acc>
 __device__ Acc look_back(const TileState<Acc> &tiles, const TileState<Acc> &groups, const TileGroups &at,
                          Acc start, Acc block_total, Op op)
 {
+    static_assert(NearGroups >= 0 && NearGroups < 32, "a lane holds each near group's total");
     const int lane = threadIdx.x % warp_threads;
+    const int near = at.g < NearGroups ? at.g : NearGroups;  // whole groups before this one in its row
+    // Slot 0: tile `lane` of this group (before this tile); slot 1 + j: tile `lane` of the j-th group before.
+    int64_t slot[1 + NearGroups];
+    Acc read[1 + NearGroups];
+#pragma unroll
+    for (int j = 0; j <= NearGroups; ++j)
+        slot[j] = static_cast<int64_t>(at.tile) - at.position - static_cast<int64_t>(j) * warp_threads + lane;
+    tiles.wait_all(slot, (lane < at.position ? 1u : 0u) | (((1u << near) - 1u) << 1), read);
     Acc value = Op::template identity<Acc>();  // the group's aggregates up to this tile's, in lane order
-    if (lane < at.position) value = tiles.wait(at.tile - at.position + lane).value;
+    if (lane < at.position) value = read[0];
     if (lane == at.position) value = block_total;
     const Acc scanned = warp_inclusive_scan(value, op);
     // (Lanes are read from `scanned` where they are used: one value live across the wait, not two.)
@@ -280,7 +353,15 @@ __device__ Acc look_back(const TileState<Acc> &tiles, const TileState<Acc> &grou
         const Acc total = __shfl_sync(full_mask, scanned, at.position);
         if (lane == 0) groups.publish(at.group, tile_aggregate, total);
     }
-    const Acc before = at.g == 0 ? start : groups_prefix(groups, at.group - 1, at.g, start, op);
+    Acc near_total = Op::template identity<Acc>();  // lane j: the total of the j-th group before
+#pragma unroll
+    for (int j = 0; j < NearGroups; ++j)
+        if (j < near) {
+            const Acc total = __shfl_sync(full_mask, warp_inclusive_scan(read[1 + j], op), warp_threads - 1);
+            if (lane == j) near_total = total;
+        }
+    Acc before = at.g == near ? start : groups_prefix(groups, at.group - 1 - near, at.g - near, start, op);
+    for (int j = near - 1; j >= 0; --j) before = op(before, __shfl_sync(full_mask, near_total, j));
     if (at.last) {
         const Acc total = __shfl_sync(full_mask, scanned, at.position);
         if (lane == 0) groups.publish(at.group, tile_prefix, op(before, total));
@@ -327,7 +408,7 @@ scan_tiles_kernel(const In *in, Out *out, int64_t n, int64_t tiles_per_row, Tile
     if (threadIdx.x < warp_threads) {
         const TileGroups at = tile_groups(tile, tiles_per_row);
         if (threadIdx.x == 0) publish_aggregate(tiles, at, block_total);
-        const Acc prefix = look_back(tiles, groups, at, carry.start(row), block_total, op);
+        const Acc prefix = look_back<ScanTuning::near_groups>(tiles, groups, at, carry.start(row), block_total, op);
         if (threadIdx.x == 0) shared_prefix = prefix;
     }
     __syncthreads();
@@ -451,21 +532,23 @@ scan_pipeline_kernel(const In *in, Out *out, int64_t n, int64_t tiles_per_row, i
 
     RingPosition at;
     if (warp == 0) {  // loader
-        // Tiles are claimed one ahead, so the counter's round trip overlaps the wait for a free stage.
-        // (A claimed tile waiting for a stage still has every predecessor on its way: the stages it
-        // waits for hold earlier tiles.)
-        int claimed = lane == 0 ? atomicAdd(tile_counter, 1) : 0;
+        // A stage's next tile is claimed once the tile in it has its prefix: the claim's round trip
+        // overlaps that tile's scan, and the claimed tile waits only that long for the stage.  Claimed
+        // one stage ahead instead, a tile waited a whole stage turn (2.8 us, globaltimer trace, H200)
+        // while its successors, claimed by other blocks, loaded at once, and they waited on it.  (A
+        // claimed tile waiting for a stage still has every predecessor on its way: the stage holds an
+        // earlier tile.)
         bool counter_done = false;
         for (int ends = 0; ends < Tuning::look_back_warps; at.advance(stages)) {
-            wait_stage(&barriers[at.stage].free, at.parity ^ 1u);  // a fresh stage passes at once
-            StageInfo<Acc> &info = infos[at.stage];
             int tile = -1;
             if (!counter_done) {
-                tile = __shfl_sync(full_mask, claimed, 0);
+                wait_stage(&barriers[at.stage].prefixed, at.parity ^ 1u);  // a fresh stage passes at once
+                tile = __shfl_sync(full_mask, lane == 0 ? atomicAdd(tile_counter, 1) : 0, 0);
                 counter_done = tile >= tiles;
                 if (counter_done) tile = -1;
-                else if (lane == 0) claimed = atomicAdd(tile_counter, 1);
             }
+            wait_stage(&barriers[at.stage].free, at.parity ^ 1u);
+            StageInfo<Acc> &info = infos[at.stage];
             if (tile < 0) {
                 if (lane == 0) info.tile = -1;
                 arrive_stage(&barriers[at.stage].loaded);
@@ -644,7 +727,8 @@ scan_pipeline_kernel(const In *in, Out *out, int64_t n, int64_t tiles_per_row, i
         if (tile >= 0) {
             const TileSpan span(tile, tiles_per_row, n, tile_items);
             const Acc prefix =
-                look_back(tile_state, group_state, tile_groups(tile, tiles_per_row), carry.start(span.row), info.aggregate, op);
+                look_back<Tuning::near_groups>(tile_state, group_state, tile_groups(tile, tiles_per_row), carry.start(span.row),
+                                               info.aggregate, op);
             if (lane == 0) {
                 info.prefix = prefix;
                 if (span.t == tiles_per_row - 1) carry.finish(span.row, op(prefix, info.aggregate));
