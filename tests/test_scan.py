@@ -296,7 +296,6 @@ def test_float_scans_give_the_same_bits_every_run(device, rng, function, dtype, 
         assert np.asarray(call()).tobytes() == first
 
 
-
 # Long rows of device data: on Hopper and later these run the pipelined tile scan (cuda/scan/scan.cu),
 # whose blocks claim tiles at run time and bulk-copy them where they are 16-byte aligned.  Rows of many
 # tiles, views starting one element in (off a 16-byte boundary), inputs that widen (int8 -> int64),
