@@ -63,11 +63,16 @@ struct ScanTuning {
 // 0.795-0.803x.  3 or 4 look-back warps instead of 2: no better.  With the near groups and the
 // claim on a prefixed stage (H200 lab, 2^28 float32, three rounds): 0.907-0.917x with 8 near
 // groups, 0.914-0.927x with 12, 0.888-0.898x with 6, against 0.817-0.825x with neither; on top of
-// them 3 look-back warps 0.848-0.853x, 32 KB x 7 0.795x, 24 KB x 9 0.851-0.863x.
+// them 3 look-back warps 0.848-0.853x, 32 KB x 7 0.795x, 24 KB x 9 0.851-0.863x.  A reduce warp
+// per segment instead of one per two (H200 lab, 2^28 float32, two rounds, sum / max / NaN-skipping
+// sum): 0.922-0.934x / 0.903-0.914x / 0.926-0.930x against 0.935-0.938x / 0.830-0.831x /
+// 0.814-0.825x; a max's reduce warp folding two segments held 126 registers and took longer than a
+// tile's turn.  Scan warps that each scan a lane's consecutive vectors (one warp scan per segment,
+// the outputs back through the stage): 0.915x / 0.853-0.857x / 0.913-0.919x, slower.
 struct ScanPipelineTuning {
     static constexpr int segments = 8;         // a tile is this many segments, one per scan warp
     static constexpr int rows = 9;             // 16-byte lane vectors per lane and segment
-    static constexpr int reduce_warps = 4;     // each reduces segments / reduce_warps segments
+    static constexpr int reduce_warps = 8;     // each reduces segments / reduce_warps segments
     static constexpr int look_back_warps = 2;  // tiles whose look-backs wait at once
     static constexpr int near_groups = 12;     // groups whose totals look_back folds from their tiles' aggregates
     static constexpr int max_stages = 6;       // tiles in the ring (36 KB each for 4-byte scans)
