@@ -300,7 +300,7 @@ def test_float_scans_give_the_same_bits_every_run(device, rng, function, dtype, 
 # whose blocks claim tiles at run time and bulk-copy them where they are 16-byte aligned.  Rows of many
 # tiles, views starting one element in (off a 16-byte boundary), inputs that widen (int8 -> int64),
 # inclusive, exclusive and max.  Every case is past the kernel's threshold on an H100 (2 x 6 x 132
-# tiles) except the 1-byte maxima, whose 36 K-element tiles would need 10^8 elements.
+# tiles) except the 1-byte maxima, whose 36 K-element tiles would need 6 x 10^7 elements.
 LONG_ROWS = [("float32", (2**25 + 3,)), ("int32", (3, 2**24 + 1)), ("float64", (2**24 + 1,)),
              ("int8", (2**25 + 5,)), ("float16", (2, 2**25 + 7)), ("uint64", (2**24 + 3,)), ("bool", (2**25,))]
 

@@ -84,7 +84,6 @@ def data(rng, name, dtype, shape):
     return make_data(rng, dtype, shape, "prod" if name.endswith("prod") else "minmax")
 
 
-
 @pytest.mark.skipif(not gpuprims.cuda_available(), reason="CUDA not available")
 @pytest.mark.parametrize("name,dtype,shape", [("cumsum", "float32", (2**24 + 3,)),
                                               ("nancumsum", "float32", (2, 2**24 + 1)),
