@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import gpuprims
-from gpuprims.bench import calibrate, cli, ops, peers
+from gpuprims.bench import calibrate, cli, cub, ops, peers
 
 PRIMITIVES = {"reduce", "scan", "correlate", "copy"}
 # The names GPUPRIMS_COSTS accepts (csrc/planner/costs.c).
@@ -81,6 +81,42 @@ def test_gpu_peers_agree_with_gpuprims_end_to_end(name):
             assert got.shape == expected.shape, (peer.name, got.shape, expected.shape)
             rtol = 3e-3 if op.primitive == "correlate" else 1e-4  # PyTorch may convolve in TF32
             np.testing.assert_allclose(got, expected, rtol=rtol, atol=1e-6, err_msg=peer.name)
+
+
+def _cub_peer():
+    found = [peer for peer in peers.gpu_peers("cuda:0") if peer.name == "cub"] if gpuprims.cuda_available() else []
+    if not found:
+        pytest.skip("no CUB peer: it needs CUDA, CuPy and nvcc")
+    return found[0]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "int32"])
+def test_cub_peer_scans_and_sums_as_numpy(dtype):
+    """The CUB peer's scan and sum give NumPy's results for the dtypes it is built for (a prime
+    size, many of CUB's tiles), and refuse the others with TypeError, which skips the benchmark's
+    row."""
+    peer = _cub_peer()
+    a = np.random.default_rng(5).integers(-1000, 1000, 100_003).astype(dtype)
+    x = peer.put(a)
+    if np.dtype(dtype) not in cub.DTYPES:
+        with pytest.raises(TypeError):
+            peer.module.inclusive_sum(x)
+        return
+    expected = np.cumsum(a, dtype=np.int64)  # exact: the sums stay below 2^24
+    np.testing.assert_array_equal(peer.get(peer.module.inclusive_sum(x)), expected)
+    assert peer.get(peer.module.sum(x)) == expected[-1]
+    peer.release()
+
+
+def test_benchmark_rates_cub_beside_gpuprims(tmp_path):
+    """Kernel mode puts CUB's rows beside prefix_sum's and sum's, rated against the same run's
+    memcpy."""
+    _cub_peer()
+    rows = cli.main(["--ops", "prefix_sum,sum", "--sizes", "14", "--repeats", "2", "--no-e2e", "--no-device",
+                     "--out", str(tmp_path)])
+    rated = {row.op: row for row in rows if row.library == "cub"}
+    assert set(rated) == {"prefix_sum", "sum"}
+    assert all(row.mode == "kernel" and row.x_memcpy > 0 for row in rated.values())
 
 
 def test_fit_recovers_constants_and_keeps_them_non_negative():

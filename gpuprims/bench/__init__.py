@@ -16,7 +16,10 @@ Four modes are measured for every operation and size:
     The input already lives on the GPU and only the device work is timed with CUDA events:
     gpuprims (through its timing hook, ``gpuprims._timing.device_times``), CuPy and PyTorch when
     they are importable, and a device-to-device memcpy of the input's bytes as a bandwidth
-    roofline (the copy primitive on the flattened input).  Only on a CUDA device.
+    roofline (the copy primitive on the flattened input).  Beside ``prefix_sum`` and ``sum``,
+    ``cub``: CUB's ``DeviceScan::InclusiveSum`` and ``DeviceReduce::Sum`` (float32, float64 and
+    int64), compiled with ``nvcc`` when it and CuPy are there (:mod:`gpuprims.bench.cub`; about
+    15 s the first time, then from ``~/.cache/gpuprims``).  Only on a CUDA device.
 ``device``
     The input already lives on the GPU (a :class:`gpuprims.DeviceArray`, a CuPy array, a PyTorch
     tensor) and the public function is called from Python: each repeat times a burst of

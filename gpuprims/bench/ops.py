@@ -8,8 +8,8 @@ An op's entry (:class:`Op`) holds
 - ``out_bytes`` (and ``macs``): what the call writes (and the multiply-adds it does), with the
   bytes it reads being its input's;
 - ``gpuprims``: the public function, called as ``gpuprims.<op>(data, *args, **kwargs)``;
-- one *binder* per peer library (``numpy``, ``scipy``, ``cupy``, ``cupyx_ndimage``, ``torch``;
-  None where the library lacks the op): ``binder(peer, problem)`` returns ``call(x)``, the op on
+- one *binder* per peer library (``numpy``, ``scipy``, ``cupy``, ``cupyx_ndimage``, ``cub``,
+  ``torch``; None where the library lacks the op): ``binder(peer, problem)`` returns ``call(x)``, the op on
   the peer's copy ``x`` of the problem's data.  A binder reaches its library as ``peer.module``
   and moves the problem's other arrays (masks) with ``peer.put``; the peers (:mod:`.peers`) know
   only how to move data and time it.
@@ -108,7 +108,7 @@ class Op:
         ``out_bytes(problem)``: the bytes the op writes (the result's, in NumPy's result dtype).
     gpuprims : callable
         The public gpuprims function.
-    numpy, scipy, cupy, cupyx_ndimage, torch : Binder or None
+    numpy, scipy, cupy, cupyx_ndimage, cub, torch : Binder or None
         The library's binder, None where the library lacks the op.
     macs : callable or None
         ``macs(problem)``: multiply-adds beyond the memory traffic (convolutions), else None.
@@ -132,6 +132,7 @@ class Op:
     scipy: Binder | None = None
     cupy: Binder | None = None
     cupyx_ndimage: Binder | None = None
+    cub: Binder | None = None
     torch: Binder | None = None
     macs: Callable[[Problem], int] | None = None
     cases: tuple[Case, ...] = ()
@@ -385,10 +386,10 @@ def torch_convolution(peer, problem: Problem) -> Callable[[Any], Any]:
     return lambda x: convolve(x.view(1, 1, *x.shape), weight, padding=padding)[0, 0]
 
 
-def _reduction(name: str, torch: Binder | None = None, pinned_rows: bool = False) -> Op:
+def _reduction(name: str, torch: Binder | None = None, cub: Binder | None = None, pinned_rows: bool = False) -> Op:
     """The entry of a full reduction named the same in gpuprims, NumPy, CuPy and PyTorch."""
     return Op(name, "reduce", vector, reduced_bytes(name), getattr(gpuprims, name),
-              numpy=array_call(name), cupy=array_call(name), torch=torch or torch_call(name),
+              numpy=array_call(name), cupy=array_call(name), torch=torch or torch_call(name), cub=cub,
               pinned_rows=pinned_rows)
 
 
@@ -396,7 +397,7 @@ _CONVOLUTIONS = dict(numpy=array_call("convolve"), cupy=array_call("convolve"),
                      cupyx_ndimage=ndimage_call("convolve1d"), torch=torch_convolution, macs=convolution_macs)
 
 OPS: dict[str, Op] = {op.name: op for op in (
-    _reduction("sum", pinned_rows=True),
+    _reduction("sum", cub=array_call("sum"), pinned_rows=True),
     _reduction("prod"),
     _reduction("min"),
     _reduction("max"),
@@ -418,7 +419,7 @@ OPS: dict[str, Op] = {op.name: op for op in (
     _reduction("std", torch=torch_call("std", correction=0)),
     Op("prefix_sum", "scan", vector, scanned_bytes("cumsum"), gpuprims.prefix_sum,
        numpy=array_call("cumsum"), cupy=array_call("cumsum"), torch=torch_call("cumsum", dim=0),
-       pinned_rows=True),
+       cub=array_call("inclusive_sum"), pinned_rows=True),
     Op("cumprod", "scan", vector, scanned_bytes("cumprod"), gpuprims.cumprod,
        numpy=array_call("cumprod"), cupy=array_call("cumprod"), torch=torch_call("cumprod", dim=0)),
     # CuPy's ufunc accumulate supports only add and multiply: no CuPy peer for cummax

@@ -7,7 +7,9 @@ synchronisation), not which op is which: an op's callable for a library comes fr
   ``gpuprims._timing.device_times``.
 - :class:`Host`: NumPy and SciPy (``scipy.signal``), end to end only.
 - :class:`Cupy` (CuPy, and ``cupyx.scipy.ndimage``) and :class:`Torch`: GPU libraries, timed with
-  their own CUDA events.
+  their own CUDA events;
+- :class:`Cub`: CUB's scan and sum (:mod:`.cub`, compiled with ``nvcc``) on CuPy's arrays, in
+  kernel mode.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import numpy as np
 import gpuprims
 from gpuprims._timing import device_times
 
+from .cub import CubLibrary, find_nvcc, nvcc_release
 from .ops import Op, Problem
 from .timers import time_with_events
 
@@ -226,6 +229,22 @@ class Cupy(GpuPeer):
         self.cupy.get_default_memory_pool().free_all_blocks()
 
 
+class Cub(Cupy):
+    """CUB (:class:`~.cub.CubLibrary`) on CuPy's arrays, events and stream, kernel mode only; an
+    ``nvcc`` that fails skips its rows with a note."""
+
+    modes = frozenset({KERNEL})
+    skipped_errors = (MemoryError, TypeError, RuntimeError)
+
+    def __init__(self, cupy: Any, index: int, nvcc: str):
+        super().__init__(cupy, index, "cub", "cub", CubLibrary(cupy, index, nvcc))
+        self.version = f"CUDA {nvcc_release(nvcc)}"
+
+    def release(self) -> None:
+        self.module.release()
+        super().release()
+
+
 class Torch(GpuPeer):
     """PyTorch on one CUDA device."""
 
@@ -270,8 +289,8 @@ def host_peers() -> list[Peer]:
 
 
 def gpu_peers(device: str) -> list[Peer]:
-    """CuPy, ``cupyx.scipy.ndimage`` and PyTorch on ``device`` (``"cuda:N"``), those importable
-    and able to use it; none for ``"cpu"``."""
+    """CuPy, ``cupyx.scipy.ndimage``, CUB (with CuPy and ``nvcc``) and PyTorch on ``device``
+    (``"cuda:N"``), those importable and able to use it; none for ``"cpu"``."""
     if device == "cpu":
         return []
     index = int(device.partition(":")[2])
@@ -287,6 +306,8 @@ def gpu_peers(device: str) -> list[Peer]:
     if usable:
         ndimage = importlib.import_module("cupyx.scipy.ndimage")
         peers += [Cupy(cupy, index), Cupy(cupy, index, "cupyx.ndimage", "cupyx_ndimage", ndimage)]
+        nvcc = find_nvcc()
+        peers += [Cub(cupy, index, nvcc)] if nvcc else []
     try:
         torch = importlib.import_module("torch")
     except ImportError:
