@@ -138,6 +138,17 @@ template <class Op, class Out> struct NonFiniteNote {
     }
 };
 
+// A look-back's wait for a predecessor: sleeps that double from look_back_sleep_ns up to
+// look_back_max_sleep_ns.
+struct LookBackBackoff {
+    unsigned sleep_ns = ScanTuning::look_back_sleep_ns;
+    __device__ void pause()
+    {
+        __nanosleep(sleep_ns);
+        if (sleep_ns < ScanTuning::look_back_max_sleep_ns) sleep_ns *= 2;
+    }
+};
+
 template <class Acc> struct TileStatus {
     uint32_t flag;
     Acc value;
@@ -168,10 +179,8 @@ template <class Acc> struct TileState<Acc, true> {
     {
         cuda::atomic_ref<unsigned long long, cuda::thread_scope_device> slot(words[tile]);
         unsigned long long word;
-        for (unsigned sleep_ns = ScanTuning::look_back_sleep_ns;
-             ((word = slot.load(cuda::memory_order_relaxed)) >> 32) == tile_invalid;
-             sleep_ns = sleep_ns < ScanTuning::look_back_max_sleep_ns ? 2 * sleep_ns : sleep_ns)
-            __nanosleep(sleep_ns);
+        for (LookBackBackoff backoff; ((word = slot.load(cuda::memory_order_relaxed)) >> 32) == tile_invalid;)
+            backoff.pause();
         TileStatus<Acc> status;
         status.flag = static_cast<uint32_t>(word >> 32);
         const uint32_t bits = static_cast<uint32_t>(word);
@@ -183,8 +192,7 @@ template <class Acc> struct TileState<Acc, true> {
     // round reads all slots still pending before it looks at any, so the reads overlap.
     template <int K> __device__ void wait_all(const int64_t (&tile)[K], unsigned pending, Acc (&value)[K]) const
     {
-        for (unsigned sleep_ns = ScanTuning::look_back_sleep_ns;;
-             sleep_ns = sleep_ns < ScanTuning::look_back_max_sleep_ns ? 2 * sleep_ns : sleep_ns) {
+        for (LookBackBackoff backoff;; backoff.pause()) {
             unsigned long long word[K];
 #pragma unroll
             for (int k = 0; k < K; ++k)
@@ -199,7 +207,6 @@ template <class Acc> struct TileState<Acc, true> {
                     pending &= ~(1u << k);
                 }
             if (pending == 0) return;
-            __nanosleep(sleep_ns);
         }
     }
 };
@@ -229,10 +236,8 @@ template <class Acc> struct TileState<Acc, false> {
     {
         cuda::atomic_ref<uint32_t, cuda::thread_scope_device> flag(flags[tile]);
         TileStatus<Acc> status;
-        for (unsigned sleep_ns = ScanTuning::look_back_sleep_ns;
-             (status.flag = flag.load(cuda::memory_order_acquire)) == tile_invalid;
-             sleep_ns = sleep_ns < ScanTuning::look_back_max_sleep_ns ? 2 * sleep_ns : sleep_ns)
-            __nanosleep(sleep_ns);
+        for (LookBackBackoff backoff; (status.flag = flag.load(cuda::memory_order_acquire)) == tile_invalid;)
+            backoff.pause();
         Acc *slot = status.flag == tile_prefix ? inclusive + tile : aggregate + tile;
         status.value = cuda::atomic_ref<Acc, cuda::thread_scope_device>(*slot).load(cuda::memory_order_relaxed);
         return status;
@@ -243,8 +248,7 @@ template <class Acc> struct TileState<Acc, false> {
     template <int K> __device__ void wait_all(const int64_t (&tile)[K], unsigned pending, Acc (&value)[K]) const
     {
         const unsigned wanted = pending;
-        for (unsigned sleep_ns = ScanTuning::look_back_sleep_ns;;
-             sleep_ns = sleep_ns < ScanTuning::look_back_max_sleep_ns ? 2 * sleep_ns : sleep_ns) {
+        for (LookBackBackoff backoff;; backoff.pause()) {
             uint32_t flag[K];
 #pragma unroll
             for (int k = 0; k < K; ++k)
@@ -255,7 +259,6 @@ template <class Acc> struct TileState<Acc, false> {
             for (int k = 0; k < K; ++k)
                 if ((pending >> k & 1u) && flag[k] != tile_invalid) pending &= ~(1u << k);
             if (pending == 0) break;
-            __nanosleep(sleep_ns);
         }
         cuda::atomic_thread_fence(cuda::memory_order_acquire, cuda::thread_scope_device);
 #pragma unroll
@@ -308,12 +311,10 @@ __device__ Acc groups_prefix(const TileState<Acc> &groups, int before, int group
     const bool in_row = lane < groups_before;  // lane k reads group before - k
     TileStatus<Acc> status{tile_prefix, start};
     unsigned prefix_lanes;
-    for (unsigned sleep_ns = ScanTuning::look_back_sleep_ns;;
-         sleep_ns = sleep_ns < ScanTuning::look_back_max_sleep_ns ? 2 * sleep_ns : sleep_ns) {
+    for (LookBackBackoff backoff;; backoff.pause()) {
         if (in_row) status = groups.wait(before - lane);
         prefix_lanes = __ballot_sync(full_mask, status.flag == tile_prefix);
         if (prefix_lanes) break;
-        __nanosleep(sleep_ns);
     }
     const int nearest = __ffs(prefix_lanes) - 1;
     Acc prefix = __shfl_sync(full_mask, status.value, nearest);
