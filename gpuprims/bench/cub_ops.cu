@@ -4,6 +4,7 @@
 #include <cub/device/device_scan.cuh>
 
 #include <cstdint>
+#include <limits>
 
 namespace {
 
@@ -16,6 +17,13 @@ template <class F> cudaError_t by_dtype(int dtype, F &&f)
     case 2: return f(int64_t{});
     default: return cudaErrorInvalidValue;
     }
+}
+
+// f(n) as a 32-bit count where it fits, as CUB's users call it (its 64-bit offsets take other,
+// slower kernels), else as a 64-bit one.
+template <class F> cudaError_t by_count(int64_t n, F &&f)
+{
+    return n <= std::numeric_limits<int>::max() ? f(static_cast<int>(n)) : f(n);
 }
 
 }  // namespace
@@ -31,8 +39,10 @@ int gp_cub_inclusive_sum(int dtype, const void *in, void *out, int64_t n, void *
 {
     return by_dtype(dtype, [&](auto zero) {
         using T = decltype(zero);
-        return cub::DeviceScan::InclusiveSum(scratch, *scratch_bytes, static_cast<const T *>(in), static_cast<T *>(out),
-                                             n, static_cast<cudaStream_t>(stream));
+        return by_count(n, [&](auto items) {
+            return cub::DeviceScan::InclusiveSum(scratch, *scratch_bytes, static_cast<const T *>(in),
+                                                 static_cast<T *>(out), items, static_cast<cudaStream_t>(stream));
+        });
     });
 }
 
@@ -40,8 +50,10 @@ int gp_cub_sum(int dtype, const void *in, void *out, int64_t n, void *scratch, s
 {
     return by_dtype(dtype, [&](auto zero) {
         using T = decltype(zero);
-        return cub::DeviceReduce::Sum(scratch, *scratch_bytes, static_cast<const T *>(in), static_cast<T *>(out), n,
-                                      static_cast<cudaStream_t>(stream));
+        return by_count(n, [&](auto items) {
+            return cub::DeviceReduce::Sum(scratch, *scratch_bytes, static_cast<const T *>(in), static_cast<T *>(out),
+                                          items, static_cast<cudaStream_t>(stream));
+        });
     });
 }
 
