@@ -19,8 +19,8 @@ template <class F> cudaError_t by_dtype(int dtype, F &&f)
     }
 }
 
-// f(n) as a 32-bit count where it fits, as CUB's users call it (its 64-bit offsets take other,
-// slower kernels), else as a 64-bit one.
+// f(n) as a 32-bit count where it fits, as CUB's users call it (a 64-bit count instantiates other
+// kernels), else as a 64-bit one.
 template <class F> cudaError_t by_count(int64_t n, F &&f)
 {
     return n <= std::numeric_limits<int>::max() ? f(static_cast<int>(n)) : f(n);

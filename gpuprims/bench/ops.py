@@ -9,10 +9,10 @@ An op's entry (:class:`Op`) holds
   bytes it reads being its input's;
 - ``gpuprims``: the public function, called as ``gpuprims.<op>(data, *args, **kwargs)``;
 - one *binder* per peer library (``numpy``, ``scipy``, ``cupy``, ``cupyx_ndimage``, ``cub``,
-  ``torch``; None where the library lacks the op): ``binder(peer, problem)`` returns ``call(x)``, the op on
-  the peer's copy ``x`` of the problem's data.  A binder reaches its library as ``peer.module``
-  and moves the problem's other arrays (masks) with ``peer.put``; the peers (:mod:`.peers`) know
-  only how to move data and time it.
+  ``torch``; None where the library lacks the op): ``binder(peer, problem)`` returns ``call(x)``,
+  the op on the peer's copy ``x`` of the problem's data.  A binder reaches its library as
+  ``peer.module`` and moves the problem's other arrays (masks) with ``peer.put``; the peers
+  (:mod:`.peers`) know only how to move data and time it.
 """
 
 from __future__ import annotations
