@@ -11,6 +11,7 @@ on CuPy's arrays and current stream.  Without ``nvcc`` or CuPy there is no ``cub
 from __future__ import annotations
 
 import ctypes
+import functools
 import hashlib
 import os
 import re
@@ -53,8 +54,7 @@ def build(nvcc: str, arch: str) -> Path:
     RuntimeError
         If ``nvcc`` fails (its last lines of output are in the message).
     """
-    version = subprocess.run([nvcc, "--version"], capture_output=True, text=True, check=False).stdout
-    key = hashlib.sha256(SOURCE.read_bytes() + version.encode() + arch.encode()).hexdigest()[:16]
+    key = hashlib.sha256(SOURCE.read_bytes() + nvcc_version(nvcc).encode() + arch.encode()).hexdigest()[:16]
     target = cache_dir() / f"cub_ops-sm{arch}-{key}.so"
     if target.exists():
         return target
@@ -147,8 +147,13 @@ class CubLibrary:
             raise RuntimeError(f"CUB: {message}")
 
 
+@functools.lru_cache(maxsize=None)
+def nvcc_version(nvcc: str) -> str:
+    """What ``nvcc --version`` prints (run once per compiler and process)."""
+    return subprocess.run([nvcc, "--version"], capture_output=True, text=True, check=False).stdout
+
+
 def nvcc_release(nvcc: str) -> str:
     """``"13.0"`` from ``nvcc --version``, ``"?"`` when it says no release."""
-    text = subprocess.run([nvcc, "--version"], capture_output=True, text=True, check=False).stdout
-    found = re.search(r"release ([\d.]+)", text)
+    found = re.search(r"release ([\d.]+)", nvcc_version(nvcc))
     return found.group(1) if found else "?"
