@@ -17,8 +17,10 @@
  *   GP_ACC_SAME  min/max in the input's own type (argmin/argmax too, then find the first index);
  *   GP_ACC_WORD  integer and bool sum/prod in 64-bit two's complement, wrapping as NumPy; any, all
  *                and count_nonzero as 64-bit counts (0/1 per piece for any and all);
- *   GP_ACC_F64   in double: every float reduction but GP_ACC_F32's, and scans with a float64 result;
- *   GP_ACC_F32   sums and products of float16/float32 with a float32 or float16 result: as GP_ACC_F64,
+ *   GP_ACC_F64   in double: every float reduction but GP_ACC_F32's, products with a float32 result,
+ *                and scans with a float64 result;
+ *   GP_ACC_F32   sums of float16/float32 with a float32 or float16 result, and products with a float16
+ *                result: as GP_ACC_F64,
  *                except that along columns blocks of 8 rows are combined in float32 first; scans in
  *                float32 lanes (NumPy's precision), the pieces' totals and offsets in double;
  *   GP_ACC_MOMENTS var, std and mean: count, mean and sum of squared deviations (M2) in double. */
@@ -147,12 +149,17 @@ const gp_cpu_kernels *gp_cpu_kernels_get(void);
 /* Switches to the named table (tests); returns 0, or -1 when unknown or unsupported here. */
 int gp_cpu_kernels_select(const char *name);
 
-/* The accumulator kinds of a reduction (op, in, out) and of a scan (in, out; min and max keep the
- * input's dtype, so that this gives GP_ACC_WORD for integers and the float kind of the dtype). */
-static inline gp_acc_kind gp_scan_acc(gp_dtype in, gp_dtype out)
+/* The accumulator kinds of a reduction (op, in, out) and of a scan (op, in, out; min and max keep
+ * the input's dtype, so that this gives GP_ACC_WORD for integers and the float kind of the dtype).
+ * Products with a float32 result multiply in double, as on the GPU: float32 products of factors near
+ * 1 lose their cross term below half an ulp, an error of one sign, so lanes and blocks of them drift
+ * with n where NumPy's running product does not (cumprod of 65536 factors within 1e-4 of 1: 3x
+ * NumPy's error in float32 lanes).  Float16 results keep float32 lanes, 2^13 times finer. */
+static inline gp_acc_kind gp_scan_acc(gp_op op, gp_dtype in, gp_dtype out)
 {
     if (!gp_dtype_is_float(out)) return GP_ACC_WORD;
-    return (out == GP_FLOAT32 || out == GP_FLOAT16) && (in == GP_FLOAT32 || in == GP_FLOAT16) ? GP_ACC_F32 : GP_ACC_F64;
+    const int narrow = (out == GP_FLOAT32 || out == GP_FLOAT16) && (in == GP_FLOAT32 || in == GP_FLOAT16);
+    return narrow && !(op == GP_PROD && out == GP_FLOAT32) ? GP_ACC_F32 : GP_ACC_F64;
 }
 
 /* How a scan's min and max compare, for its input dtype: words of a signed dtype as signed (their
@@ -202,7 +209,7 @@ static inline gp_acc_kind gp_reduce_acc(gp_op op, gp_dtype in, gp_dtype out)
     if (op == GP_MIN || op == GP_MAX || op == GP_ARGMIN || op == GP_ARGMAX) return GP_ACC_SAME;
     if (op == GP_ANY || op == GP_ALL || op == GP_COUNT_NONZERO) return GP_ACC_WORD;
     if (op == GP_VAR || op == GP_STD || op == GP_MEAN) return GP_ACC_MOMENTS;
-    if (op == GP_SUM || op == GP_PROD) return gp_scan_acc(in, out);
+    if (op == GP_SUM || op == GP_PROD) return gp_scan_acc(op, in, out);
     return gp_dtype_is_float(out) ? GP_ACC_F64 : GP_ACC_WORD;
 }
 

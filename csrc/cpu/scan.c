@@ -352,7 +352,7 @@ int gp_cpu_scan(const gp_call *call, gp_error *err)
     const gp_scan_args *d = &call->scan;
     const gp_cpu_kernels *kernels = gp_cpu_kernels_get();
     scan_job job = {.desc = d, .in = call->in, .view = call->in_view, .out = call->out};
-    job.acc = gp_scan_acc(d->in_dtype, d->out_dtype);
+    job.acc = gp_scan_acc(d->op, d->in_dtype, d->out_dtype);
     job.rule = gp_minmax_rule(d->in_dtype);
     const int skip_nan = d->skip_nan && gp_dtype_is_float(d->in_dtype); /* as the CUDA backend: no NaN in integers */
     job.run = kernels->scan_run[d->op][skip_nan][job.acc][d->in_dtype];

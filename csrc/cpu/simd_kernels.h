@@ -20,13 +20,14 @@
  *     float32 blocks first is as fast but only as accurate as NumPy, in distribution: it loses to
  *     NumPy on some arrays.)  Along columns, float32 and float16 add blocks of 8 rows in float32
  *     (NumPy adds every row in float32), the blocks in double, in row order.
- *   - float products multiply in 32 double lanes; along columns in row order, float32 and float16
- *     blocks of 8 rows in float32 first (NumPy multiplies every row in float32), then in double.
+ *   - float products multiply in 32 double lanes; along columns in row order, float16 blocks of 8
+ *     rows in float32 first (NumPy multiplies every row in float32), then in double.
  *   - sums start from -0.0, the identity of IEEE addition, so that a scan of -0.0 is -0.0 (a
  *     reduction's result then gets NumPy's +0.0 start in reduce.c); nan-scans read NaN as +0.0.
  * Scans (gp_scan_run_fn): in-register scans of a logical vector, its last lane carried on; float32
  * and float16 inputs with a float32 or float16 result scan in float32 lanes, as NumPy does, with
- * the pieces' totals and offsets in double. */
+ * the pieces' totals and offsets in double, but for products with a float32 result, in double lanes
+ * (gp_scan_acc). */
 #include "cpu/fp_status.h"
 #include "cpu/kernels.h"
 #include "cpu/simd.h" /* (isa_begin.h included it, in the target region) */
@@ -1306,7 +1307,8 @@ GP_LOGICAL_SCAN(gp_u64v, u64, GP_NL64, gp_u64v, gp_window_u64, 8)
  * lanes carried on; the piece's total (in double for the float kinds, whatever the lanes) comes out
  * as scan_total computes it: the logical vectors combined lane by lane, then the lanes by
  * lf64_fold or lu64_fold.  Kinds: word (64-bit words; the output 64-bit, or for min and max the
- * input's integer width), f64 (double), f32 (float lanes; the output float32, or float16).  What
+ * input's integer width), f64 (double; the output float64, or float32 for products), f32 (float
+ * lanes; the output float32, or float16).  What
  * differs between the kinds is below; GP_SCAN_KIND writes the loops once. */
 
 /* Part p of a logical vector r stored (its first n lanes) as elements of out_size bytes. */
@@ -1321,8 +1323,8 @@ GP_INLINE void word_scan_store(void *out, int p, gp_u64v r, int64_t n, int out_s
 }
 GP_INLINE void f64_scan_store(void *out, int p, gp_f64v r, int64_t n, int out_size)
 {
-    (void)out_size;
-    GP_STORE_PART((double *)out + p * GP_NL64, r, n);
+    if (out_size == 4) GP_STORE_PART((float *)out + p * GP_NL64, __builtin_convertvector(r, gp_f32h), n);
+    else GP_STORE_PART((double *)out + p * GP_NL64, r, n);
 }
 GP_INLINE void f32_scan_store(void *out, int p, gp_f32v r, int64_t n, int out_size)
 {
