@@ -116,28 +116,21 @@ int reduce_typed(int device, const gp_reduce_args &args, const ReduceForm &form,
 }
 
 // Calls f(type_tag<Op>{}, type_tag<In>{}, type_tag<Acc>{}, type_tag<Out>{}) with the reduction's
-// operator and types: sum (in double for floats) and prod by the accumulator rule
-// (dispatch_accumulator), var, std and mean from Moments to the call's float dtype, the others by
+// operator and types: sum and prod by the accumulator rule (dispatch_accumulator), floats in double
+// (widened_float), var, std and mean from Moments to the call's float dtype, the others by
 // reduce_types; skip_nan's operators for float inputs.
 template <class F> int dispatch_reduce(const gp_reduce_args &args, gp_error *err, F &&f)
 {
     return dispatch_dtype(args.in_dtype, err, [&](auto in_tag) {
         using In = typename decltype(in_tag)::type;
-        const auto accumulated = [&](auto op_tag) {
+        // Float sums and products accumulate in double whatever their result dtype, as the CPU
+        // backend's do: a thread's running float32 sum of a 2^28-element array (~128 elements a lane)
+        // was 7x further from the exact sum than NumPy's pairwise sum (H200, uniform data), and
+        // products drift (widened_float).  The kernel converts ~4 elements a cycle an SM at the
+        // roofline, a quarter of sm_90's rate for float to double.
+        const auto in_double = [&](auto op_tag) {
             return dispatch_accumulator<In>(args.out_dtype, err, [&](auto acc_tag, auto out_tag) {
-                return f(op_tag, in_tag, acc_tag, out_tag);
-            });
-        };
-        // Float sums add in double whatever their result dtype, as the CPU backend's do: a thread's
-        // running float32 sum of a 2^28-element array (~128 elements a lane) was 7x further from the
-        // exact sum than NumPy's pairwise sum (H200, uniform data).  The kernel converts ~4 elements
-        // a cycle an SM at the roofline, a quarter of sm_90's rate for float to double.
-        const auto summed = [&](auto op_tag) {
-            return dispatch_accumulator<In>(args.out_dtype, err, [&](auto acc_tag, auto out_tag) {
-                if constexpr (cuda::std::is_same_v<typename decltype(acc_tag)::type, float>)
-                    return f(op_tag, in_tag, type_tag<double>{}, out_tag);
-                else
-                    return f(op_tag, in_tag, acc_tag, out_tag);
+                return f(op_tag, in_tag, type_tag<widened_float<typename decltype(acc_tag)::type>>{}, out_tag);
             });
         };
         const auto moments = [&](auto op_tag) {
@@ -163,8 +156,8 @@ template <class F> int dispatch_reduce(const gp_reduce_args &args, gp_error *err
             return nan_rule(op_tag, type_tag<IgnoreNan<Op>>{}, route);
         };
         switch (args.op) {
-        case GP_SUM: return ignoring_nan(type_tag<SumOp>{}, summed);
-        case GP_PROD: return ignoring_nan(type_tag<ProdOp>{}, accumulated);
+        case GP_SUM: return ignoring_nan(type_tag<SumOp>{}, in_double);
+        case GP_PROD: return ignoring_nan(type_tag<ProdOp>{}, in_double);
         case GP_MIN: return ignoring_nan(type_tag<MinOp>{}, own);
         case GP_MAX: return ignoring_nan(type_tag<MaxOp>{}, own);
         case GP_ARGMIN: return ignoring_nan(type_tag<ArgMinOp>{}, own);
