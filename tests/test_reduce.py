@@ -475,14 +475,13 @@ def test_float32_sum_is_as_accurate_as_numpy(device, kind):
         assert ours <= numpys, f"2^{exponent} {kind}: error {ours} > NumPy's {numpys}"
 
 
-
 @pytest.mark.parametrize("spread", [1e-3, 1e-4])
 def test_float32_products_near_one_are_as_accurate_as_numpy(device, spread):
     """prod and cumprod of float32 factors within `spread` of 1 (growth factors, survival
     probabilities): a product of such factors loses their cross term below half an ulp, an error of
     one sign, so a tree of float32 products drifts with n (GPU cumprod of 2^24 factors within 1e-3:
-    8.3e-3 off, NumPy 9.7e-5).  Both backends multiply floats in double; the error against a float64
-    reference, summed over a few arrays, is no larger than NumPy's."""
+    8.3e-3 off, NumPy 9.7e-5).  Both backends multiply float32 products in double; the error against a
+    float64 reference, summed over a few arrays, is no larger than NumPy's."""
     rng = np.random.default_rng(15)
     for n in [2**10 + 1, 2**16, 2**20 + 3] + ([2**22 + 1] if device == "cuda" else []):
         ours = numpys = ours_scan = numpys_scan = 0.0
@@ -495,6 +494,7 @@ def test_float32_products_near_one_are_as_accurate_as_numpy(device, spread):
             numpys_scan += np.max(np.abs(np.cumprod(a) / exact - 1))
         assert ours <= numpys, f"prod, n={n}: relative error {ours} > NumPy's {numpys}"
         assert ours_scan <= numpys_scan, f"cumprod, n={n}: largest relative error {ours_scan} > NumPy's {numpys_scan}"
+
 
 NARROW_WIDTHS = [2, 3, 7, 8, 15, 16]
 NARROW_ROWS = [1, 511, 513, 16384 + 515]  # one row, around a 512-row block, past a 16384-row piece

@@ -1308,8 +1308,8 @@ GP_LOGICAL_SCAN(gp_u64v, u64, GP_NL64, gp_u64v, gp_window_u64, 8)
  * as scan_total computes it: the logical vectors combined lane by lane, then the lanes by
  * lf64_fold or lu64_fold.  Kinds: word (64-bit words; the output 64-bit, or for min and max the
  * input's integer width), f64 (double; the output float64, or float32 for products), f32 (float
- * lanes; the output float32, or float16).  What
- * differs between the kinds is below; GP_SCAN_KIND writes the loops once. */
+ * lanes; the output float32, or float16).  What differs between the kinds is below; GP_SCAN_KIND
+ * writes the loops once. */
 
 /* Part p of a logical vector r stored (its first n lanes) as elements of out_size bytes. */
 GP_INLINE void word_scan_store(void *out, int p, gp_u64v r, int64_t n, int out_size)

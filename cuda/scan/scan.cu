@@ -948,15 +948,16 @@ int scan_typed(int device, const gp_scan_args &args, const void *in, void *out, 
 // scan `args` of In: sums and products by the accumulator rule (dispatch_accumulator), float32
 // products in double (widened_float: a tile's tree of float32 products drifts; float16 results keep
 // float32, 2^13 times finer than their ulp, where double spilled 1 KB in the pipelined kernel),
-// NaN-skipping for float inputs with skip_nan; min and max in minmax_accumulator<In>, the input's dtype out
-// (float16's with its own rule for ties, HalfMinOp and HalfMaxOp).
+// NaN-skipping for float inputs with skip_nan; min and max in minmax_accumulator<In>, the input's
+// dtype out (float16's with its own rule for ties, HalfMinOp and HalfMaxOp).
 template <class In, class F> int dispatch_scan_types(const gp_scan_args &args, gp_error *err, F &&f)
 {
     const auto accumulate = [&](auto op_tag) {
         using Op = typename decltype(op_tag)::type;
         return dispatch_accumulator<In>(args.out_dtype, err, [&](auto rule_acc_tag, auto out_tag) {
             using RuleAcc = typename decltype(rule_acc_tag)::type;
-            constexpr bool widen = cuda::std::is_same_v<Op, ProdOp> && cuda::std::is_same_v<typename decltype(out_tag)::type, float>;
+            using Out = typename decltype(out_tag)::type;
+            constexpr bool widen = cuda::std::is_same_v<Op, ProdOp> && cuda::std::is_same_v<Out, float>;
             using Acc = cuda::std::conditional_t<widen, widened_float<RuleAcc>, RuleAcc>;
             if constexpr (cuda::std::is_floating_point_v<In> || cuda::std::is_same_v<In, __half>)
                 if (args.skip_nan) return f(type_tag<IgnoreNan<Op>>{}, type_tag<Acc>{}, out_tag);
