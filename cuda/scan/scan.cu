@@ -94,6 +94,15 @@ struct ScanPipelineTuning {
 static_assert(ScanPipelineTuning::segments % ScanPipelineTuning::reduce_warps == 0,
               "every reduce warp takes whole segments");
 
+// Float32 products scan in double (widened_float): a tile's tree of float32 products drifts with n.
+// The pipelined kernel's scan squad still folds its rows and scans them across lanes in float, with
+// the carries in double (its prefixes, segment prefixes and the running value of its rows): an
+// output's error then comes from the short trees of its own segment (9 rows of 128 factors), not
+// from n, and the squad keeps the float scan's pace (all in double: 0.75x memcpy, H100, 2^28).
+template <class Op, class Out>
+inline constexpr bool widened_product =
+    cuda::std::is_same_v<typename plain_operator<Op>::type, ProdOp> && cuda::std::is_same_v<Out, float>;
+
 namespace {
 
 enum : uint32_t { tile_invalid = 0, tile_aggregate = 1, tile_prefix = 2 };
@@ -516,6 +525,7 @@ scan_pipeline_kernel(const In *in, Out *out, int64_t n, int64_t tiles_per_row, i
     constexpr int64_t tile_items = Tuning::tile_items<In, Out>;
     constexpr int first_reduce_warp = 1 + Tuning::look_back_warps;
     constexpr int first_scan_warp = first_reduce_warp + Tuning::reduce_warps;
+    using Lane = cuda::std::conditional_t<widened_product<Op, Out>, Out, Acc>;  // the scan squad's row folds
     extern __shared__ __align__(128) unsigned char ring[];
     StageBarriers *barriers = reinterpret_cast<StageBarriers *>(ring);
     StageInfo<Acc> *infos = reinterpret_cast<StageInfo<Acc> *>(barriers + stages);
@@ -609,16 +619,17 @@ scan_pipeline_kernel(const In *in, Out *out, int64_t n, int64_t tiles_per_row, i
     // other tiles test each element.
     using InVector = LaneVector<In, E>;
     using OutVector = LaneVector<Out, E>;
-    const auto read_vector = [&](const In *segment, int v, int64_t valid, bool full, Acc (&values)[E]) {
+    const auto read_vector = [&](const In *segment, int v, int64_t valid, bool full, auto *values) {
+        using Value = cuda::std::remove_reference_t<decltype(*values)>;
         const int64_t first = static_cast<int64_t>(v) * E;
         if (full) {
             const InVector packed = reinterpret_cast<const InVector *>(segment)[v];
 #pragma unroll
-            for (int e = 0; e < E; ++e) values[e] = operand<Acc, Op>(packed.v[e]);
+            for (int e = 0; e < E; ++e) values[e] = operand<Value, Op>(packed.v[e]);
         } else {
 #pragma unroll
             for (int e = 0; e < E; ++e)
-                values[e] = first + e < valid ? operand<Acc, Op>(segment[first + e]) : Op::template identity<Acc>();
+                values[e] = first + e < valid ? operand<Value, Op>(segment[first + e]) : Op::template identity<Value>();
         }
     };
     const auto stage_span = [&](const StageInfo<Acc> &info, int g, int64_t &valid) {
@@ -687,7 +698,7 @@ scan_pipeline_kernel(const In *in, Out *out, int64_t n, int64_t tiles_per_row, i
             Out *dst = out + span.offset + g * Tuning::segment_items<In, Out>;
             const bool full = info.shift == 0 && span.valid == tile_items &&
                               reinterpret_cast<uintptr_t>(out + span.offset) % sizeof(OutVector) == 0;
-            Acc values[Tuning::rows][E], inclusive[Tuning::rows];
+            Lane values[Tuning::rows][E], inclusive[Tuning::rows];
 #pragma unroll
             for (int r = 0; r < Tuning::rows; ++r) {
                 read_vector(segment, r * warp_threads + lane, valid, full, values[r]);
@@ -699,14 +710,15 @@ scan_pipeline_kernel(const In *in, Out *out, int64_t n, int64_t tiles_per_row, i
             Acc running = op(info.prefix, info.segment_prefix[g]);
 #pragma unroll
             for (int r = 0; r < Tuning::rows; ++r) {
-                Acc lane_prefix = __shfl_up_sync(full_mask, inclusive[r], 1);
-                if (lane == 0) lane_prefix = Op::template identity<Acc>();
-                const Acc before = op(running, lane_prefix);
+                Lane lane_prefix = __shfl_up_sync(full_mask, inclusive[r], 1);
+                if (lane == 0) lane_prefix = Op::template identity<Lane>();
+                const Acc before = op(running, static_cast<Acc>(lane_prefix));
                 OutVector results;
 #pragma unroll
                 for (int e = 0; e < E; ++e) {
-                    results.v[e] = convert<Out>(exclusive ? numpy_sum<Op>(e == 0 ? before : op(before, values[r][e - 1]))
-                                                          : op(before, values[r][e]));
+                    results.v[e] = convert<Out>(exclusive ? numpy_sum<Op>(e == 0 ? before
+                                                                                 : op(before, static_cast<Acc>(values[r][e - 1])))
+                                                          : op(before, static_cast<Acc>(values[r][e])));
                     note.look(results.v[e]);  // lanes past the valid ones repeat a valid output
                 }
                 const int64_t first = (static_cast<int64_t>(r) * warp_threads + lane) * E;
@@ -717,7 +729,7 @@ scan_pipeline_kernel(const In *in, Out *out, int64_t n, int64_t tiles_per_row, i
                     for (int e = 0; e < E; ++e)
                         if (first + e < valid) dst[first + e] = results.v[e];
                 }
-                running = op(running, __shfl_sync(full_mask, inclusive[r], warp_threads - 1));
+                running = op(running, static_cast<Acc>(__shfl_sync(full_mask, inclusive[r], warp_threads - 1)));
             }
             arrive_stage(&barriers[at.stage].free);
         }
@@ -946,7 +958,7 @@ int scan_typed(int device, const gp_scan_args &args, const void *in, void *out, 
 
 // Calls f(type_tag<Op>{}, type_tag<Acc>{}, type_tag<Out>{}) with the operator and the types of the
 // scan `args` of In: sums and products by the accumulator rule (dispatch_accumulator), float32
-// products in double (widened_float: a tile's tree of float32 products drifts; float16 results keep
+// products in double (widened_product: a tile's tree of float32 products drifts; float16 results keep
 // float32, 2^13 times finer than their ulp, where double spilled 1 KB in the pipelined kernel),
 // NaN-skipping for float inputs with skip_nan; min and max in minmax_accumulator<In>, the input's
 // dtype out (float16's with its own rule for ties, HalfMinOp and HalfMaxOp).
@@ -957,8 +969,7 @@ template <class In, class F> int dispatch_scan_types(const gp_scan_args &args, g
         return dispatch_accumulator<In>(args.out_dtype, err, [&](auto rule_acc_tag, auto out_tag) {
             using RuleAcc = typename decltype(rule_acc_tag)::type;
             using Out = typename decltype(out_tag)::type;
-            constexpr bool widen = cuda::std::is_same_v<Op, ProdOp> && cuda::std::is_same_v<Out, float>;
-            using Acc = cuda::std::conditional_t<widen, widened_float<RuleAcc>, RuleAcc>;
+            using Acc = cuda::std::conditional_t<widened_product<Op, Out>, widened_float<RuleAcc>, RuleAcc>;
             if constexpr (cuda::std::is_floating_point_v<In> || cuda::std::is_same_v<In, __half>)
                 if (args.skip_nan) return f(type_tag<IgnoreNan<Op>>{}, type_tag<Acc>{}, out_tag);
             return f(op_tag, type_tag<Acc>{}, out_tag);
