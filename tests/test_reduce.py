@@ -480,10 +480,11 @@ def test_float32_products_near_one_are_as_accurate_as_numpy(device, spread):
     """prod and cumprod of float32 factors within `spread` of 1 (growth factors, survival
     probabilities): a product of such factors loses their cross term below half an ulp, an error of
     one sign, so a tree of float32 products drifts with n (GPU cumprod of 2^24 factors within 1e-3:
-    8.3e-3 off, NumPy 9.7e-5).  Both backends multiply float32 products in double; the error against a
-    float64 reference, summed over a few arrays, is no larger than NumPy's."""
+    8.3e-3 off, NumPy 9.7e-5).  Both backends multiply float32 products in double (on Hopper the
+    pipelined scan, from 2^24 + 3 here, folds its rows' short trees in float and carries in double);
+    the error against a float64 reference, summed over a few arrays, is no larger than NumPy's."""
     rng = np.random.default_rng(15)
-    for n in [2**10 + 1, 2**16, 2**20 + 3] + ([2**22 + 1] if device == "cuda" else []):
+    for n in [2**10 + 1, 2**16, 2**20 + 3] + ([2**22 + 1, 2**24 + 3] if device == "cuda" else []):
         ours = numpys = ours_scan = numpys_scan = 0.0
         for _ in range(3):
             a = np.exp(rng.normal(0.0, spread, n)).astype(np.float32)

@@ -110,6 +110,7 @@ def test_long_device_rows_give_the_same_bits_every_run(rng, name, dtype, shape):
     for _ in range(12):
         assert getattr(gpuprims, name)(resident, axis=-1).get().tobytes() == first.tobytes()
 
+
 @pytest.mark.parametrize("n", [1, 2, 7, 33, 257, 4097, 16385, 65537])
 @pytest.mark.parametrize("dtype", ALL_DTYPES)
 @pytest.mark.parametrize("name", OPS)
