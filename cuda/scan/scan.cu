@@ -98,7 +98,7 @@ static_assert(ScanPipelineTuning::segments % ScanPipelineTuning::reduce_warps ==
 // The pipelined kernel's scan squad still folds its rows and scans them across lanes in float, with
 // the carries in double (its prefixes, segment prefixes and the running value of its rows): an
 // output's error then comes from the short trees of its own segment (9 rows of 128 factors), not
-// from n, and the squad keeps the float scan's pace (all in double: 0.75x memcpy, H100, 2^28).
+// from n.  H100, 2^28 float32 cumprod x memcpy: 0.86-0.87, all in double 0.75 (prefix_sum 0.98).
 template <class Op, class Out>
 inline constexpr bool widened_product =
     cuda::std::is_same_v<typename plain_operator<Op>::type, ProdOp> && cuda::std::is_same_v<Out, float>;
@@ -716,9 +716,9 @@ scan_pipeline_kernel(const In *in, Out *out, int64_t n, int64_t tiles_per_row, i
                 OutVector results;
 #pragma unroll
                 for (int e = 0; e < E; ++e) {
-                    results.v[e] = convert<Out>(exclusive ? numpy_sum<Op>(e == 0 ? before
-                                                                                 : op(before, static_cast<Acc>(values[r][e - 1])))
-                                                          : op(before, static_cast<Acc>(values[r][e])));
+                    results.v[e] = convert<Out>(
+                        exclusive ? numpy_sum<Op>(e == 0 ? before : op(before, static_cast<Acc>(values[r][e - 1])))
+                                  : op(before, static_cast<Acc>(values[r][e])));
                     note.look(results.v[e]);  // lanes past the valid ones repeat a valid output
                 }
                 const int64_t first = (static_cast<int64_t>(r) * warp_threads + lane) * E;
