@@ -20,7 +20,7 @@ REDUCTIONS = ["sum", "prod", "min", "max", "argmin", "argmax", "any", "all", "co
 
 def _views(a):
     """Views of the 2-D array a that are not C-contiguous: steps, reversals, a transpose, column
-    slices, a broadcast row."""
+    slices, broadcasts (a row, a column, a scalar: zero strides the gather fills from)."""
     return {
         "rows stepped": a[::2],
         "columns stepped": a[:, ::3],
@@ -30,6 +30,7 @@ def _views(a):
         "one column": a[:, 2],
         "stepped reversed row": a[1, ::-2],
         "broadcast row": np.broadcast_to(a[0, :7], (a.shape[0] * 3, min(a.shape[1], 7))),
+        "broadcast column": np.broadcast_to(a[:, :1], (a.shape[0], 9)),
         "broadcast scalar": np.broadcast_to(a[0, 0], (2 * PIECE + 3,)),
     }
 

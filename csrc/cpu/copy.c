@@ -29,7 +29,10 @@ enum { ROW_CHUNK = 16384 };   /* elements per task of a row copy */
     {                                                                                              \
         if (step == -1) /* the common steps as constants, which the compiler vectorizes */         \
             for (int64_t i = 0; i < length; ++i) out[i] = in[-i];                                  \
-        else if (step == 2)                                                                        \
+        else if (step == 0) { /* a broadcast dimension: a fill */                                  \
+            const TYPE value = in[0];                                                              \
+            for (int64_t i = 0; i < length; ++i) out[i] = value;                                   \
+        } else if (step == 2)                                                                      \
             for (int64_t i = 0; i < length; ++i) out[i] = in[2 * i];                               \
         else                                                                                       \
             for (int64_t i = 0; i < length; ++i) out[i] = in[i * step];                            \
