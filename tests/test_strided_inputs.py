@@ -20,7 +20,7 @@ REDUCTIONS = ["sum", "prod", "min", "max", "argmin", "argmax", "any", "all", "co
 
 def _views(a):
     """Views of the 2-D array a that are not C-contiguous: steps, reversals, a transpose, column
-    slices, broadcasts (a row, a column, a scalar: zero strides the gather fills from)."""
+    slices, broadcasts (a row; a column and a scalar, whose zero-stride runs the gather fills)."""
     return {
         "rows stepped": a[::2],
         "columns stepped": a[:, ::3],
