@@ -16,7 +16,8 @@ import gpuprims
 def paired(f, g, k=9):
     """Best times of f and g (ms), their calls interleaved so that the host's drift (other tenants,
     clocks) falls on both alike."""
-    f(), g()
+    f()
+    g()
     tf, tg = [], []
     for _ in range(k):
         for call, times in ((f, tf), (g, tg)):
