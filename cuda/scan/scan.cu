@@ -166,8 +166,10 @@ template <class Acc> struct TileStatus {
 // Per-tile status of one single-pass scan, in zeroed device memory.  A tile's flag and value share
 // one word, so a reader gets both in one load (one L2 round trip) and never reads a value apart from
 // the flag that announced it: 8 bytes for accumulators of up to 4 bytes, 16 for 8-byte ones.  A
-// 16-byte word is stored and loaded as one aligned vector access, which the GPU does not tear (CUB's
-// tile state for 8-byte values rests on the same).  With the flags kept apart instead (the value
+// 16-byte word is stored and loaded by one 16-byte instruction (ST.E.128 and LD.E.128 in every
+// instantiation, nvdisasm), which the GPU does not tear; PTX itself promises that of no vector
+// access, so a change here is checked in the SASS (CUB's tile state for 8-byte values rests on the
+// same hardware behaviour).  With the flags kept apart instead (the value
 // stored before a release of its flag, read after an acquire), every scan with an 8-byte
 // accumulator ran at 0.86-0.89x memcpy on an H100 (2^28: float64 prefix_sum, cummax, cumprod;
 // float32 cumprod, which carries in double) against float32 prefix_sum's 0.98x.
