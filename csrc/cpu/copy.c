@@ -27,7 +27,9 @@ enum { ROW_CHUNK = 16384 };   /* elements per task of a row copy */
 #define GP_COPY_LOOPS(TYPE)                                                                        \
     static void copy_row_##TYPE(const TYPE *restrict in, TYPE *restrict out, int64_t length, int64_t step) \
     {                                                                                              \
-        if (step == -1) /* the common steps as constants, which the compiler vectorizes */         \
+        if (step == 1) /* a view contiguous along its last dimension only (a[:, :k]) */            \
+            memcpy(out, in, (size_t)length * sizeof(TYPE));                                        \
+        else if (step == -1) /* the common steps as constants, which the compiler vectorizes */    \
             for (int64_t i = 0; i < length; ++i) out[i] = in[-i];                                  \
         else if (step == 0) { /* a broadcast dimension: a fill */                                  \
             const TYPE value = in[0];                                                              \
