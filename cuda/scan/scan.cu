@@ -169,10 +169,10 @@ template <class Acc> struct TileStatus {
 // 16-byte word is stored and loaded by one 16-byte instruction (ST.E.128 and LD.E.128 in every
 // instantiation, nvdisasm), which the GPU does not tear; PTX itself promises that of no vector
 // access, so a change here is checked in the SASS (CUB's tile state for 8-byte values rests on the
-// same hardware behaviour).  With the flags kept apart instead (the value
-// stored before a release of its flag, read after an acquire), every scan with an 8-byte
-// accumulator ran at 0.86-0.89x memcpy on an H100 (2^28: float64 prefix_sum, cummax, cumprod;
-// float32 cumprod, which carries in double) against float32 prefix_sum's 0.98x.
+// same hardware behaviour).  With the flags kept apart instead (the value stored before a release
+// of its flag, read after an acquire: two round trips), every scan with an 8-byte accumulator ran at
+// 0.76-0.89x memcpy on an H100 (2^28: float64 prefix_sum, cummax, cumprod; float32 cumprod, which
+// carries in double; int32 sums and products in int64); with one word, 0.90-0.99x, as the 4-byte ones.
 template <class Acc> struct TileState {
     static_assert(sizeof(Acc) <= 8, "a tile's value fits its status word");
     static constexpr bool wide = sizeof(Acc) == 8;
