@@ -125,6 +125,41 @@ GP_INLINE int any_lane_set(const void *mask)
     return any != 0;
 }
 
+/* The lanewise min (max) of two native vectors of 4- or 8-byte lanes, by their type: the hooks above
+ * (NaN lanes aside, whichever is smaller or larger). */
+#define gp_vec_min(a, b)                                                                           \
+    _Generic((a), gp_f32v: gp_min_f32, gp_f64v: gp_min_f64, gp_i32v: gp_min_i32, gp_u32v: gp_min_u32, \
+             gp_i64v: gp_min_i64, gp_u64v: gp_min_u64)(a, b)
+#define gp_vec_max(a, b)                                                                           \
+    _Generic((a), gp_f32v: gp_max_f32, gp_f64v: gp_max_f64, gp_i32v: gp_max_i32, gp_u32v: gp_max_u32, \
+             gp_i64v: gp_max_i64, gp_u64v: gp_max_u64)(a, b)
+
+/* v, a native vector of 4- (size 4) or 8-byte lanes (size 8, a literal), with lane j taken from lane
+ * j ^ h: one shuffle, a step of a butterfly that leaves every lane with the fold of its group in
+ * log2(lanes) steps.  h is a power of two below the lanes, a constant once the loop around is
+ * unrolled; the shuffle needs literal lanes, hence the cases (each kept in range by the modulo). */
+#define GP_XOR_LANES(size, v, h)                                                                   \
+    ((h) == 1 ? GP_XOR_LANES_BY(size, v, 1) : (h) == 2 ? GP_XOR_LANES_BY(size, v, 2)                \
+     : (h) == 4 ? GP_XOR_LANES_BY(size, v, 4) : GP_XOR_LANES_BY(size, v, 8))
+#define GP_XOR_LANES_BY(size, v, h) GP_XOR_LANES_OF_##size(v, h)
+#if GP_NATIVE_BYTES == 64
+#define GP_XOR_LANES_OF_4(v, h) GP_XOR_LANES_16(v, h)
+#define GP_XOR_LANES_OF_8(v, h) GP_XOR_LANES_8(v, (h) % 8)
+#elif GP_NATIVE_BYTES == 32
+#define GP_XOR_LANES_OF_4(v, h) GP_XOR_LANES_8(v, (h) % 8)
+#define GP_XOR_LANES_OF_8(v, h) GP_XOR_LANES_4(v, (h) % 4)
+#else
+#define GP_XOR_LANES_OF_4(v, h) GP_XOR_LANES_4(v, (h) % 4)
+#define GP_XOR_LANES_OF_8(v, h) GP_XOR_LANES_2(v, (h) % 2)
+#endif
+#define GP_XOR_LANES_2(v, h) __builtin_shufflevector(v, v, 0 ^ (h), 1 ^ (h))
+#define GP_XOR_LANES_4(v, h) __builtin_shufflevector(v, v, 0 ^ (h), 1 ^ (h), 2 ^ (h), 3 ^ (h))
+#define GP_XOR_LANES_8(v, h)                                                                       \
+    __builtin_shufflevector(v, v, 0 ^ (h), 1 ^ (h), 2 ^ (h), 3 ^ (h), 4 ^ (h), 5 ^ (h), 6 ^ (h), 7 ^ (h))
+#define GP_XOR_LANES_16(v, h)                                                                      \
+    __builtin_shufflevector(v, v, 0 ^ (h), 1 ^ (h), 2 ^ (h), 3 ^ (h), 4 ^ (h), 5 ^ (h), 6 ^ (h), 7 ^ (h), 8 ^ (h), \
+                            9 ^ (h), 10 ^ (h), 11 ^ (h), 12 ^ (h), 13 ^ (h), 14 ^ (h), 15 ^ (h))
+
 /* ---- float16 ------------------------------------------------------------------------------------ */
 
 /* float16 bit patterns as floats (exact): the magnitude's bits shifted into a float's place and
@@ -1083,31 +1118,20 @@ enum { ARG_VECTORS = 4 };
             at[0] = GP_SELECT(gp_mvec_##NAME, better, lane + (gp_mask_##NAME)k, at[0]);           \
         }                                                                                          \
         if (kind == 'f' && any_lane_set(&nan)) return -1;                                          \
+        /* Each column's best in every lane of it: the four accumulators pairwise, then butterflies \
+         * (lane j with lane j ^ w, w from L / 2 down to width, stays on its column).  No NaN is  \
+         * left, and a tie takes either: equal values. */                                         \
+        gp_vec_##NAME column_best = gp_vec_##OP(gp_vec_##OP(best[0], best[1]), gp_vec_##OP(best[2], best[3])); \
         GP_UNROLL(4)                                                                               \
-        for (int i = 1; i < N; ++i) {                                                              \
-            const gp_mvec_##NAME take = (gp_mvec_##NAME)BETTER(best[i], best[0])                   \
-                                        | ((gp_mvec_##NAME)(best[i] == best[0]) & (at[i] < at[0])); \
-            best[0] = GP_SELECT(gp_mvec_##NAME, take, best[i], best[0]);                           \
-            at[0] = GP_SELECT(gp_mvec_##NAME, take, at[i], at[0]);                                 \
-        }                                                                                          \
-        gp_lane_##NAME value[L]; /* each column's best, folded in halves (no branches) */         \
-        memcpy(value, &best[0], sizeof value);                                                     \
+        for (int w = L / 2; w >= width; w /= 2) column_best = gp_vec_##OP(column_best, GP_XOR_LANES(size, column_best, w)); \
+        /* The least index that holds it, folded alike. */                                        \
+        const gp_mvec_##NAME none = GP_SPLAT(gp_mvec_##NAME, ((uint64_t)1 << (8 * size - 1)) - 1);  \
+        gp_mvec_##NAME first = none;                                                               \
         GP_UNROLL(4)                                                                               \
-        for (int w = L / 2; w >= width; w /= 2)                                                    \
-            GP_UNROLL(16)                                                                          \
-            for (int j = 0; j < w; ++j) value[j] = BETTER(value[j + w], value[j]) ? value[j + w] : value[j]; \
-        gp_vec_##NAME column_best = GP_SPLAT(gp_vec_##NAME, value[0]);                             \
-        GP_UNROLL(16)                                                                              \
-        for (int j = 1; width > 1 && j < L; ++j) column_best[j] = value[j % width];                \
-        const gp_mvec_##NAME holds = (gp_mvec_##NAME)(best[0] == column_best);                     \
-        const gp_mask_##NAME none = (gp_mask_##NAME)(((uint64_t)1 << (8 * size - 1)) - 1);          \
-        const gp_mvec_##NAME indices = GP_SELECT(gp_mvec_##NAME, holds, at[0], GP_SPLAT(gp_mvec_##NAME, none)); \
-        gp_mask_##NAME first[L]; /* the least index of the lanes that hold it, folded alike */    \
-        memcpy(first, &indices, sizeof first);                                                     \
+        for (int i = 0; i < N; ++i)                                                                \
+            first = gp_vec_min(first, GP_SELECT(gp_mvec_##NAME, best[i] == column_best, at[i], none)); \
         GP_UNROLL(4)                                                                               \
-        for (int w = L / 2; w >= width; w /= 2)                                                    \
-            GP_UNROLL(16)                                                                          \
-            for (int j = 0; j < w; ++j) first[j] = first[j + w] < first[j] ? first[j + w] : first[j]; \
+        for (int w = L / 2; w >= width; w /= 2) first = gp_vec_min(first, GP_XOR_LANES(size, first, w)); \
         for (int j = 0; j < width; ++j) index[j] = (int64_t)first[j] / width;                      \
         return 0;                                                                                  \
     }                                                                                              \
