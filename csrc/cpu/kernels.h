@@ -74,10 +74,13 @@ typedef int64_t (*gp_find_fn)(const void *in, int64_t count, const void *value, 
 typedef void (*gp_arg_columns_fn)(const void *in, int64_t rows, int64_t stride, int64_t width, void *values,
                                   int64_t *index);
 /* argmin (argmax) in one pass of each of `width` columns of `rows` contiguous rows (rows * width
- * below 2^31, width dividing the table's vector_bytes / element size): column j's first minimum
- * (maximum) row to index[j].  0, or -1 when they hold a NaN (for either NaN rule: the find loops
- * then apply it) or width does not divide the lanes. */
+ * below 2^31, width as gp_arg_run_takes says): column j's first minimum (maximum) row to index[j].
+ * 0, or -1 when they hold a NaN (for either NaN rule: the find loops then apply it) or for another
+ * width. */
 typedef int (*gp_arg_run_fn)(const void *in, int64_t rows, int64_t width, int64_t *index);
+/* Whether the one-pass loop takes `width` columns in vectors of `lanes` elements: 1 to 8 or 16
+ * columns, no more than the lanes. */
+static inline int gp_arg_run_takes(int64_t width, int64_t lanes) { return width <= lanes && (width <= 8 || width == 16); }
 
 /* Scans count (1 .. GP_CPU_PIECE) contiguous elements with the loop's operator into out, whose
  * elements are out_size bytes (the kind's type: uint64_t, double or float; narrower for float16 and

@@ -554,7 +554,7 @@ static int reduce_narrow_columns(reduce_job *job)
     return atomic_load(&job->out_of_memory) ? -1 : 0;
 }
 
-/* ---- argmin/argmax of columns that divide the one-pass loop's lanes ----------------------------- */
+/* ---- argmin/argmax of up to 8 or 16 columns in the one-pass loop's lanes ------------------------ */
 
 /* The most columns of one pass: 64-byte vectors of 4-byte elements. */
 enum { INTERLEAVED_MAX_COLUMNS = 16 };
@@ -580,7 +580,7 @@ static void interleaved_range(void *ctx, int64_t first, int64_t last)
     }
 }
 
-/* argmin/argmax along columns whose count divides the lanes of the one-pass loop (arg_run), read
+/* argmin/argmax along columns that the one-pass loop takes (arg_run, gp_arg_run_takes), read
  * in place: no transpose.  A column of several pieces then takes the first best of its pieces'
  * candidates, their values gathered and searched by the same loop.  0, -1 when there was no
  * memory, 1 when the input holds a NaN: the transposing and column paths then apply the NaN rules. */
@@ -719,7 +719,7 @@ int gp_cpu_reduce(const gp_call *call, gp_error *err)
     if (d->inner > 1 && job.view != NULL) return gp_fail(err, GP_ERR_INVALID, "reduce: a strided input along columns");
     const int short_rows = d->n * job.in_size <= SHORT_ROW_BYTES && d->outer * d->inner > 1;
     if (job.arg_run != NULL && d->inner > 1 && d->inner <= INTERLEAVED_MAX_COLUMNS && d->outer * d->n > 0 && !short_rows
-        && kernels->vector_bytes / job.in_size % d->inner == 0) {
+        && gp_arg_run_takes(d->inner, kernels->vector_bytes / job.in_size)) {
         const int result = reduce_interleaved(&job);
         if (result < 0) return gp_fail(err, GP_ERR_NOMEM, "reduce: out of host memory");
         if (result == 0) return 0;

@@ -1068,71 +1068,101 @@ GP_DTYPES(GP_NAN_KEYS)
 enum { OP_IS_MAX_min = 0, OP_IS_MAX_max = 1, OP_IS_MAX_nanmin = 0, OP_IS_MAX_nanmax = 1 };
 
 /* argmin/argmax of `width` interleaved columns in one pass (gp_arg_run_fn), for elements of 4 and 8
- * bytes, whose flat indices fit lanes of their width.  width divides the lanes, so that a lane
- * stays on one column.  Per lane of ARG_VECTORS accumulators the running best and, taken only when
- * strictly better, its flat index; the accumulators start from the first row (each lane from its
- * column's element there), which also pads the tail, so a padded lane never wins.  Then per
- * column the best of its lanes, and the least index among the lanes that hold it.  A NaN ends it
- * with -1: the two passes then apply the NaN rules. */
+ * bytes, whose flat indices fit lanes of their width, and width up to the lanes.  A vector's start
+ * advances by S elements, the most whole rows of width that fit its L lanes (L itself when width
+ * divides L), so that lane j always holds column j % width; its lanes past S read the next
+ * vector's first elements again, with the same indices.  Per lane of ARG_VECTORS accumulators the
+ * running best and, taken only when strictly better, its flat index; the accumulators start from
+ * the first row (each lane from its column's element there), which also pads the tail, so a
+ * padded lane never wins.  Then per column the best of its lanes, and the least index among the
+ * lanes that hold it.  A NaN ends it with -1: the two passes then apply the NaN rules. */
 enum { ARG_VECTORS = 4 };
 #define GP_ARG_RUN(NAME, kind, size, OP, BETTER)                                                   \
     GP_INLINE int arg_run_of_##OP##_##NAME(const void *in, int64_t rows, const int width, int64_t *index) \
     {                                                                                              \
         enum { L = GP_NATIVE_BYTES / size, N = ARG_VECTORS };                                      \
-        if (L % width != 0) return -1;                                                             \
+        if (width > L) return -1;                                                                  \
+        const int S = L - L % width;                                                               \
         const gp_lane_##NAME *x = in;                                                              \
         const int64_t count = rows * width;                                                        \
         gp_vec_##NAME best[N];                                                                     \
-        gp_mvec_##NAME lane, at[N], next[N], nan = {0};                                            \
-        for (int j = 0; j < L; ++j) lane[j] = (gp_mask_##NAME)j;                                   \
-        const gp_mvec_##NAME first_at = lane & GP_SPLAT(gp_mvec_##NAME, width - 1); /* the lane's column */ \
-        /* Each lane's column's first element, and below its best: splats for one column, which GCC \
-         * would otherwise build lane by lane. */                                                  \
+        gp_mvec_##NAME lane, first_at, at[N], next[N], nan = {0};                                  \
+        /* Each lane's column's first element and its index, and below its best: splats for one    \
+         * column, which GCC would otherwise build lane by lane. */                                \
         gp_vec_##NAME first_row = GP_SPLAT(gp_vec_##NAME, x[0]);                                   \
         GP_UNROLL(16)                                                                              \
-        for (int j = 1; width > 1 && j < L; ++j) first_row[j] = x[j % width];                      \
+        for (int j = 0; j < L; ++j) {                                                              \
+            lane[j] = (gp_mask_##NAME)j;                                                           \
+            first_at[j] = (gp_mask_##NAME)(j % width);                                             \
+            if (width > 1) first_row[j] = x[j % width];                                            \
+        }                                                                                          \
         GP_UNROLL(4)                                                                               \
         for (int i = 0; i < N; ++i) {                                                              \
             best[i] = first_row;                                                                   \
             at[i] = first_at;                                                                      \
-            next[i] = lane + (gp_mask_##NAME)(i * L);                                              \
+            next[i] = lane + (gp_mask_##NAME)(i * S);                                              \
         }                                                                                          \
         int64_t k = 0;                                                                             \
-        for (; k + N * L <= count; k += N * L)                                                     \
+        for (; k + (N - 1) * S + L <= count; k += N * S)                                           \
             GP_UNROLL(4)                                                                           \
             for (int i = 0; i < N; ++i) {                                                          \
-                const gp_vec_##NAME v = GP_LOAD(gp_vec_##NAME, x + k + i * L);                      \
+                const gp_vec_##NAME v = GP_LOAD(gp_vec_##NAME, x + k + i * S);                      \
                 if (kind == 'f') nan |= (gp_mvec_##NAME)(v != v);                                  \
                 const gp_mvec_##NAME better = (gp_mvec_##NAME)BETTER(v, best[i]);                  \
                 best[i] = GP_SELECT(gp_mvec_##NAME, better, v, best[i]);                           \
                 at[i] = GP_SELECT(gp_mvec_##NAME, better, next[i], at[i]);                         \
-                next[i] += (gp_mask_##NAME)(N * L);                                                \
+                next[i] += (gp_mask_##NAME)(N * S);                                                \
             }                                                                                      \
-        for (; k < count; k += L) { /* vector by vector into the first accumulator */              \
-            const gp_mvec_##NAME inside = lane < GP_SPLAT(gp_mvec_##NAME, count - k);              \
-            gp_vec_##NAME v = load_vec_part_##NAME(x + k, count - k, x[0]);                        \
+        /* The rest, fewer than N vectors, one into each accumulator (their lanes have the same    \
+         * columns); the last ends at the last element, overlapping the one before (its start a     \
+         * multiple of width: a lane keeps its column, and an element seen twice has one index),    \
+         * with S lanes read, or fewer for fewer elements in all. */                                \
+        GP_UNROLL(4)                                                                               \
+        for (int i = 0; i < N && k < count; ++i, k += S) {                                         \
+            const int64_t from = count - k >= L ? k : count >= S ? count - S : 0;                  \
+            const int64_t part = count - from; /* at least L, S at the last, or count */           \
+            const gp_mvec_##NAME inside = lane < GP_SPLAT(gp_mvec_##NAME, part);                   \
+            gp_vec_##NAME v = load_vec_part_##NAME(x + from, part, x[0]);                          \
             v = GP_SELECT(gp_mvec_##NAME, inside, v, first_row);                                  \
             if (kind == 'f') nan |= (gp_mvec_##NAME)(v != v);                                      \
-            const gp_mvec_##NAME better = (gp_mvec_##NAME)BETTER(v, best[0]);                      \
-            best[0] = GP_SELECT(gp_mvec_##NAME, better, v, best[0]);                               \
-            at[0] = GP_SELECT(gp_mvec_##NAME, better, lane + (gp_mask_##NAME)k, at[0]);           \
+            const gp_mvec_##NAME better = (gp_mvec_##NAME)BETTER(v, best[i]);                      \
+            best[i] = GP_SELECT(gp_mvec_##NAME, better, v, best[i]);                               \
+            at[i] = GP_SELECT(gp_mvec_##NAME, better, lane + (gp_mask_##NAME)from, at[i]);        \
+            if (from != k) break;                                                                  \
         }                                                                                          \
         if (kind == 'f' && any_lane_set(&nan)) return -1;                                          \
-        /* Each column's best in every lane of it: the four accumulators pairwise, then butterflies \
-         * (lane j with lane j ^ w, w from L / 2 down to width, stays on its column).  No NaN is  \
-         * left, and a tie takes either: equal values. */                                         \
+        /* Each lane's best over the accumulators, the four pairwise, and the least index of the   \
+         * accumulators that hold it.  No NaN is left, and a tie takes either: equal values. */    \
         gp_vec_##NAME column_best = gp_vec_##OP(gp_vec_##OP(best[0], best[1]), gp_vec_##OP(best[2], best[3])); \
-        GP_UNROLL(4)                                                                               \
-        for (int w = L / 2; w >= width; w /= 2) column_best = gp_vec_##OP(column_best, GP_XOR_LANES(size, column_best, w)); \
-        /* The least index that holds it, folded alike. */                                        \
         const gp_mvec_##NAME none = GP_SPLAT(gp_mvec_##NAME, ((uint64_t)1 << (8 * size - 1)) - 1);  \
         gp_mvec_##NAME first = none;                                                               \
+        if (S == L) {                                                                              \
+            /* Each column's best in every lane of it by butterflies (lane j with lane j ^ w, w from \
+             * L / 2 down to width, stays on its column), then its least index, folded alike. */   \
+            GP_UNROLL(4)                                                                           \
+            for (int w = L / 2; w >= width; w /= 2) column_best = gp_vec_##OP(column_best, GP_XOR_LANES(size, column_best, w)); \
+            GP_UNROLL(4)                                                                           \
+            for (int i = 0; i < N; ++i)                                                            \
+                first = gp_vec_min(first, GP_SELECT(gp_mvec_##NAME, best[i] == column_best, at[i], none)); \
+            GP_UNROLL(4)                                                                           \
+            for (int w = L / 2; w >= width; w /= 2) first = gp_vec_min(first, GP_XOR_LANES(size, first, w)); \
+            for (int j = 0; j < width; ++j) index[j] = (int64_t)first[j] / width;                  \
+            return 0;                                                                              \
+        }                                                                                          \
+        /* Otherwise a column's lanes are j, j + width, ...: one after another. */                 \
         GP_UNROLL(4)                                                                               \
         for (int i = 0; i < N; ++i)                                                                \
             first = gp_vec_min(first, GP_SELECT(gp_mvec_##NAME, best[i] == column_best, at[i], none)); \
-        GP_UNROLL(4)                                                                               \
-        for (int w = L / 2; w >= width; w /= 2) first = gp_vec_min(first, GP_XOR_LANES(size, first, w)); \
-        for (int j = 0; j < width; ++j) index[j] = (int64_t)first[j] / width;                      \
+        for (int j = 0; j < width; ++j) {                                                          \
+            gp_lane_##NAME value = column_best[j];                                                 \
+            gp_mask_##NAME least = first[j];                                                       \
+            for (int m = j + width; m < L; m += width)                                             \
+                if (BETTER(column_best[m], value) || (column_best[m] == value && first[m] < least)) { \
+                    value = column_best[m];                                                        \
+                    least = first[m];                                                              \
+                }                                                                                  \
+            index[j] = (int64_t)least / width;                                                     \
+        }                                                                                          \
         return 0;                                                                                  \
     }                                                                                              \
     /* A loop per column count: its lane patterns and folds constant. */                           \
@@ -1141,7 +1171,11 @@ enum { ARG_VECTORS = 4 };
         switch (width) {                                                                           \
         case 1: return arg_run_of_##OP##_##NAME(in, rows, 1, index);                               \
         case 2: return arg_run_of_##OP##_##NAME(in, rows, 2, index);                               \
+        case 3: return arg_run_of_##OP##_##NAME(in, rows, 3, index);                               \
         case 4: return arg_run_of_##OP##_##NAME(in, rows, 4, index);                               \
+        case 5: return arg_run_of_##OP##_##NAME(in, rows, 5, index);                               \
+        case 6: return arg_run_of_##OP##_##NAME(in, rows, 6, index);                               \
+        case 7: return arg_run_of_##OP##_##NAME(in, rows, 7, index);                               \
         case 8: return arg_run_of_##OP##_##NAME(in, rows, 8, index);                               \
         case 16: return arg_run_of_##OP##_##NAME(in, rows, 16, index);                             \
         default: return -1;                                                                        \
