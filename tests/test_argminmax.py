@@ -118,12 +118,13 @@ def test_rows_best_at_every_position(device, rng, func, dtype):
         check_arg(func, a, gp_call(func, a, device, axis=1), axis=1)
 
 
-@pytest.mark.parametrize("width", [2, 4, 8, 16])
+@pytest.mark.parametrize("width", [2, 3, 4, 5, 6, 7, 8, 16])
 @pytest.mark.parametrize("dtype", ["int32", "uint32", "int64", "uint64", "float32", "float64"])
 @pytest.mark.parametrize("func", FUNCS)
 def test_columns_searched_in_place(device, rng, func, dtype, width):
-    """Columns whose count divides the CPU's vector lanes, searched in place a lane per column
-    (pieces of 16384 rows): each column's best at another row, in another piece, with a later copy
+    """Columns that the CPU's one-pass loop searches in place, a lane per column (counts dividing its
+    vector lanes, and 3, 5, 6 and 7, whose vectors advance by the whole rows that fit; pieces of 16384
+    rows): each column's best at another row, in another piece, with a later copy
     in every other column; one column's best tied across pieces (the first piece's); and a NaN in
     one column, which must win there and leave the others alone."""
     dt = np.dtype(dtype)
