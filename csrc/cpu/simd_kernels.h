@@ -1131,28 +1131,25 @@ enum { ARG_VECTORS = 4 };
             if (from != k) break;                                                                  \
         }                                                                                          \
         if (kind == 'f' && any_lane_set(&nan)) return -1;                                          \
-        /* Each lane's best over the accumulators, the four pairwise, and the least index of the   \
-         * accumulators that hold it.  No NaN is left, and a tie takes either: equal values. */    \
+        /* Each lane's best over the accumulators, the four pairwise; where width divides L, each  \
+         * column's best in every lane of it, by butterflies (lane j with lane j ^ w, w from L / 2  \
+         * down to width, stays on its column).  No NaN is left, and a tie takes either: equal      \
+         * values.  Then per lane the least index of the accumulators that hold that best. */      \
         gp_vec_##NAME column_best = gp_vec_##OP(gp_vec_##OP(best[0], best[1]), gp_vec_##OP(best[2], best[3])); \
+        GP_UNROLL(4)                                                                               \
+        for (int w = L / 2; S == L && w >= width; w /= 2) column_best = gp_vec_##OP(column_best, GP_XOR_LANES(size, column_best, w)); \
         const gp_mvec_##NAME none = GP_SPLAT(gp_mvec_##NAME, ((uint64_t)1 << (8 * size - 1)) - 1);  \
         gp_mvec_##NAME first = none;                                                               \
-        if (S == L) {                                                                              \
-            /* Each column's best in every lane of it by butterflies (lane j with lane j ^ w, w from \
-             * L / 2 down to width, stays on its column), then its least index, folded alike. */   \
-            GP_UNROLL(4)                                                                           \
-            for (int w = L / 2; w >= width; w /= 2) column_best = gp_vec_##OP(column_best, GP_XOR_LANES(size, column_best, w)); \
-            GP_UNROLL(4)                                                                           \
-            for (int i = 0; i < N; ++i)                                                            \
-                first = gp_vec_min(first, GP_SELECT(gp_mvec_##NAME, best[i] == column_best, at[i], none)); \
+        GP_UNROLL(4)                                                                               \
+        for (int i = 0; i < N; ++i)                                                                \
+            first = gp_vec_min(first, GP_SELECT(gp_mvec_##NAME, best[i] == column_best, at[i], none)); \
+        if (S == L) { /* the least over a column's lanes, folded alike */                          \
             GP_UNROLL(4)                                                                           \
             for (int w = L / 2; w >= width; w /= 2) first = gp_vec_min(first, GP_XOR_LANES(size, first, w)); \
             for (int j = 0; j < width; ++j) index[j] = (int64_t)first[j] / width;                  \
             return 0;                                                                              \
         }                                                                                          \
         /* Otherwise a column's lanes are j, j + width, ...: one after another. */                 \
-        GP_UNROLL(4)                                                                               \
-        for (int i = 0; i < N; ++i)                                                                \
-            first = gp_vec_min(first, GP_SELECT(gp_mvec_##NAME, best[i] == column_best, at[i], none)); \
         for (int j = 0; j < width; ++j) {                                                          \
             gp_lane_##NAME value = column_best[j];                                                 \
             gp_mask_##NAME least = first[j];                                                       \
